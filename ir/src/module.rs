@@ -1,0 +1,150 @@
+//! The module: one network as a list of ops over SSA tensor values.
+//!
+//! Values are indexed by [`ValueId`]; every value is defined exactly once, either as a
+//! module input or as the result of an op. Ops are kept in a valid execution order
+//! (definitions before uses). Weight bytes live in [`Module::resources`] and are referenced
+//! from attributes by name, so the op list stays small.
+
+use crate::attr::{Attr, Attrs};
+use crate::opcode::OpCode;
+use crate::types::{DType, TensorType};
+use std::collections::BTreeMap;
+
+/// Index of a value in [`Module::values`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ValueId(pub u32);
+
+impl ValueId {
+    /// The index as `usize`.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// A tensor value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Value {
+    /// The value's type.
+    pub ty: TensorType,
+}
+
+/// Where an op or port came from in the source file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Location {
+    /// Source file path as given by the user.
+    pub file: String,
+    /// 1-based line (0 when unknown).
+    pub line: u32,
+    /// 1-based column (0 when unknown).
+    pub col: u32,
+}
+
+/// Memory layout of a bound tensor, in bytes, as the source description states it.
+/// `None` means "the compiler's default for this shape".
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layout {
+    /// Bytes between rows (H).
+    pub row_stride: Option<u64>,
+    /// Bytes between planes (C).
+    pub plane_stride: Option<u64>,
+    /// Bytes between depth slices (D).
+    pub depth_stride: Option<u64>,
+    /// Bytes between batches (N).
+    pub batch_stride: Option<u64>,
+    /// Channel interleave factor.
+    pub interleave: Option<u32>,
+}
+
+/// A named module input or output.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Port {
+    /// The name the runtime binds (`image`, `probs@output`).
+    pub name: String,
+    /// The value this port defines (input) or reads (output).
+    pub value: ValueId,
+    /// Layout stated by the source.
+    pub layout: Layout,
+    /// Source location of the port's declaration.
+    pub loc: Location,
+}
+
+/// One operation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    /// What the op does.
+    pub opcode: OpCode,
+    /// The layer name from the source (unique in a module).
+    pub name: String,
+    /// Input values.
+    pub operands: Vec<ValueId>,
+    /// Output values (defined here).
+    pub results: Vec<ValueId>,
+    /// Attributes, sorted by name.
+    pub attrs: Attrs,
+    /// Source location.
+    pub loc: Location,
+}
+
+impl Op {
+    /// An attribute by name.
+    pub fn attr(&self, name: &str) -> Option<&Attr> {
+        self.attrs.get(name)
+    }
+}
+
+/// Constant bytes referenced by `dense_resource` attributes, little-endian, in the element
+/// type of the referring attribute.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    /// Element type of the bytes.
+    pub dtype: DType,
+    /// Raw little-endian bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// One network.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Module {
+    /// Network name (`net`).
+    pub name: String,
+    /// All values, indexed by [`ValueId`].
+    pub values: Vec<Value>,
+    /// Inputs, in the order the source lists them.
+    pub inputs: Vec<Port>,
+    /// Outputs, in the order the source lists them.
+    pub outputs: Vec<Port>,
+    /// Ops in execution order.
+    pub ops: Vec<Op>,
+    /// Weight blobs by name.
+    pub resources: BTreeMap<String, Blob>,
+}
+
+impl Module {
+    /// An empty module with a name.
+    pub fn new(name: impl Into<String>) -> Self {
+        Module { name: name.into(), ..Module::default() }
+    }
+
+    /// Adds a value and returns its id.
+    pub fn add_value(&mut self, ty: TensorType) -> ValueId {
+        let id = ValueId(self.values.len() as u32);
+        self.values.push(Value { ty });
+        id
+    }
+
+    /// The type of a value. Ids come from this module, so indexing is in range by
+    /// construction; a foreign id yields `None`.
+    pub fn ty(&self, id: ValueId) -> Option<&TensorType> {
+        self.values.get(id.index()).map(|v| &v.ty)
+    }
+
+    /// The op defining a value, if it is not a module input.
+    pub fn producer(&self, id: ValueId) -> Option<&Op> {
+        self.ops.iter().find(|op| op.results.contains(&id))
+    }
+
+    /// The ops reading a value.
+    pub fn users(&self, id: ValueId) -> impl Iterator<Item = &Op> {
+        self.ops.iter().filter(move |op| op.operands.contains(&id))
+    }
+}
