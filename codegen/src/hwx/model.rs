@@ -12,7 +12,8 @@ pub enum TensorRole {
     Input,
     /// Program output: section `__data`, protection w (2/2), flavor-3 kind 2.
     Output,
-    /// Intermediate buffer: protection rw (3/3).
+    /// Intermediate buffer: protection rw (3/3). No v4.2.1 reference file binds one, so
+    /// the `.hwx` writer rejects it (the `.anec` writer accepts it).
     Intermediate,
 }
 
@@ -47,6 +48,35 @@ pub struct ConstSymbol {
     pub offset: u64,
 }
 
+/// A Mach-O relocation entry of the `__text` section (`relocation_info`, 8 bytes).
+///
+/// v4.2.1 emits one per kernel-DMA coefficient base address that points into `__const`
+/// (TD word 0x74 + 4i): the loader adds the address of section `symbol_num` to the 32-bit
+/// word at `address`. Apple's entries are `symbol_num = 2` (`__const`), `pc_rel = true`,
+/// `length = 2` (4 bytes), `external = false`, `kind = 0`; see [`Relocation::const_word`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Relocation {
+    /// `r_address`: byte offset inside `__text` of the patched word.
+    pub address: u32,
+    /// `r_symbolnum` (24 bits): a 1-based section number when `external` is false.
+    pub symbol_num: u32,
+    /// `r_pcrel` (bit 24 of the second word).
+    pub pc_rel: bool,
+    /// `r_length` (2 bits): log2 of the patched width.
+    pub length: u8,
+    /// `r_extern` (bit 27): `symbol_num` names a symbol rather than a section.
+    pub external: bool,
+    /// `r_type` (4 bits).
+    pub kind: u8,
+}
+
+impl Relocation {
+    /// The entry v4.2.1 writes for a 32-bit `__text` word holding a `__const` offset.
+    pub fn const_word(address: u32) -> Self {
+        Self { address, symbol_num: 2, pc_rel: true, length: 2, external: false, kind: 0 }
+    }
+}
+
 /// A whole `.hwx` program.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Hwx {
@@ -73,4 +103,15 @@ pub struct Hwx {
     pub const_symbols: Vec<ConstSymbol>,
     /// The `LC_IDENT` banner text.
     pub ident: String,
+    /// Order of the flavor-3 `LC_THREAD` commands, as indices into `tensors`; empty means
+    /// `tensors` order. Added for byte-exact files: in sum.hwx the segments, bindings and
+    /// symbols list `image2, image, probs@output` but the threads `image, image2,
+    /// probs@output` (name order, or the network's declaration order: one file cannot
+    /// tell). The writer requires a permutation.
+    pub state_order: Vec<usize>,
+    /// Relocations of `__text` (added for byte-exact files: Apple writes them after the
+    /// string table and points the `__text` section's `reloff`/`nreloc` at them). When
+    /// non-empty, `__text` carries `S_ATTR_LOC_RELOC` (0x100) and `__TEXT` loses
+    /// `SG_NORELOC` (4).
+    pub relocations: Vec<Relocation>,
 }

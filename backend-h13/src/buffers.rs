@@ -1,0 +1,137 @@
+//! Buffer binding: which tensors get an `__FVMLIB` segment and which BAR each uses.
+//!
+//! Apple's v4.2.1 numbering: BAR 0 is `__text`, 1 is `__const`, 2 and 3 intermediates,
+//! outputs from 4, then inputs, each group in the order the network lists it. Segments
+//! are laid out inputs first, then outputs, then intermediates. Intermediates beyond the
+//! two reserved BARs take the BARs after the inputs.
+
+use crate::error::BackendError;
+use crate::layout::Strides;
+use crate::task::Surface;
+use anec_codegen::hwx::model::{BoundTensor, TensorRole};
+use anec_ir::{DType, Layout, Module, ValueId};
+use std::collections::BTreeMap;
+
+/// Number of BARs a TD can name.
+pub const BAR_COUNT: usize = 32;
+/// First BAR of outputs.
+const FIRST_OUTPUT_BAR: usize = 4;
+/// BARs reserved for intermediates.
+const INTERMEDIATE_BARS: [usize; 2] = [2, 3];
+/// Element type code of fp16 in the thread state and stabs strings.
+const FP16_CODE: u32 = 5;
+
+/// Every bound tensor and the surface of every value.
+#[derive(Debug, Clone, Default)]
+pub struct Buffers {
+    /// Bound tensors in segment order.
+    pub tensors: Vec<BoundTensor>,
+    /// The surface of each value that lives in a buffer.
+    pub surfaces: BTreeMap<ValueId, Surface>,
+    /// Order of the per-tensor thread states (indices into `tensors`): inputs sorted by
+    /// name, then outputs and intermediates in segment order. Apple's sum.hwx binds
+    /// `image2, image` (the Inputs order) but writes the states as `image, image2`.
+    pub state_order: Vec<usize>,
+}
+
+impl Buffers {
+    /// The surface of a value.
+    pub fn surface(&self, v: ValueId) -> Result<Surface, BackendError> {
+        self.surfaces.get(&v).copied().ok_or_else(|| BackendError::Internal(format!("value %{} has no buffer", v.0)))
+    }
+}
+
+fn bound(
+    m: &Module,
+    name: &str,
+    v: ValueId,
+    layout: &Layout,
+    role: TensorRole,
+    bar: usize,
+) -> Result<(BoundTensor, Surface), BackendError> {
+    let ty = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
+    if ty.dtype != DType::F16 {
+        return Err(BackendError::Unsupported {
+            layer: name.to_string(),
+            op: "tensor".into(),
+            reason: format!("{} tensors are not bound on h13g yet (only fp16)", ty.dtype),
+        });
+    }
+    if bar >= BAR_COUNT {
+        return Err(BackendError::Unsupported {
+            layer: name.to_string(),
+            op: "tensor".into(),
+            reason: format!("more than {BAR_COUNT} buffers"),
+        });
+    }
+    let s = Strides::of(&ty, layout);
+    let elem = ty.dtype.size() as u64;
+    let t = BoundTensor {
+        name: name.to_string(),
+        role,
+        bar: bar as u8,
+        dtype_code: FP16_CODE,
+        dims: [ty.n, ty.c, ty.h, ty.w, ty.d].map(u64::from),
+        strides: [s.batch, s.plane, s.row, elem, s.depth],
+        section_size: s.buffer_size(&ty),
+        state_size: if role == TensorRole::Output { s.extent(&ty) } else { s.buffer_size(&ty) },
+    };
+    Ok((t, Surface { bar: bar as u8, ty, strides: s }))
+}
+
+/// Binds every input, output and intermediate value of `m`.
+pub fn bind(m: &Module) -> Result<Buffers, BackendError> {
+    let mut b = Buffers::default();
+    let out_bars = FIRST_OUTPUT_BAR..FIRST_OUTPUT_BAR + m.outputs.len();
+    let mut next_bar = out_bars.end;
+    for p in &m.inputs {
+        let (t, s) = bound(m, &p.name, p.value, &p.layout, TensorRole::Input, next_bar)?;
+        next_bar += 1;
+        b.tensors.push(t);
+        b.surfaces.insert(p.value, s);
+    }
+    for (p, bar) in m.outputs.iter().zip(out_bars) {
+        if b.surfaces.contains_key(&p.value) {
+            return Err(BackendError::Unsupported {
+                layer: p.name.clone(),
+                op: "output".into(),
+                reason: "an output that is an input or another output needs a copy, not supported yet".into(),
+            });
+        }
+        let (t, s) = bound(m, &p.name, p.value, &p.layout, TensorRole::Output, bar)?;
+        b.tensors.push(t);
+        b.surfaces.insert(p.value, s);
+    }
+    bind_intermediates(m, &mut b, next_bar)?;
+    b.state_order = state_order(&b.tensors, m.inputs.len());
+    Ok(b)
+}
+
+fn bind_intermediates(m: &Module, b: &mut Buffers, mut next_bar: usize) -> Result<(), BackendError> {
+    let mut reserved = INTERMEDIATE_BARS.iter();
+    for op in &m.ops {
+        for &r in &op.results {
+            if b.surfaces.contains_key(&r) {
+                continue;
+            }
+            let bar = match reserved.next() {
+                Some(&bar) => bar,
+                None => {
+                    next_bar += 1;
+                    next_bar - 1
+                }
+            };
+            let (t, s) = bound(m, &op.name, r, &Layout::default(), TensorRole::Intermediate, bar)?;
+            b.tensors.push(t);
+            b.surfaces.insert(r, s);
+        }
+    }
+    Ok(())
+}
+
+fn state_order(tensors: &[BoundTensor], inputs: usize) -> Vec<usize> {
+    let mut order: Vec<usize> = (0..inputs).collect();
+    order.sort_by(|&a, &b| tensors[a].name.cmp(&tensors[b].name));
+    order.extend(inputs..tensors.len());
+    order
+}

@@ -1,0 +1,67 @@
+//! The `__const` section: weight chunks and activation tables, 64-byte aligned, each with
+//! its `K<sha256>` symbol.
+
+use crate::layout::round_up;
+use crate::task::KernelChunk;
+use anec_codegen::hwx::model::ConstSymbol;
+use sha2::{Digest, Sha256};
+
+/// Size of the zero `__const` Apple writes when a program has no constants.
+pub const EMPTY_CONST_SIZE: usize = 0x4000;
+
+/// The section being built.
+#[derive(Debug, Clone, Default)]
+pub struct ConstSection {
+    bytes: Vec<u8>,
+    symbols: Vec<ConstSymbol>,
+}
+
+fn hash_name(parts: &[Vec<u8>]) -> String {
+    let mut h = Sha256::new();
+    for p in parts {
+        h.update(p);
+    }
+    h.finalize().iter().map(|b| format!("{b:02X}")).collect()
+}
+
+impl ConstSection {
+    fn push(&mut self, data: &[u8]) -> KernelChunk {
+        let offset = round_up(self.bytes.len() as u64, 64);
+        self.bytes.resize(offset as usize, 0);
+        self.bytes.extend_from_slice(data);
+        KernelChunk { offset, size: round_up(data.len() as u64, 64) }
+    }
+
+    /// Adds the chunks of one weight bank, named `K<sha256>_ne_<i>`.
+    pub fn add_weights(&mut self, chunks: &[Vec<u8>]) -> Vec<KernelChunk> {
+        let name = hash_name(chunks);
+        chunks
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let k = self.push(c);
+                self.symbols.push(ConstSymbol { name: format!("K{name}_ne_{i}"), offset: k.offset });
+                k
+            })
+            .collect()
+    }
+
+    /// Adds an activation table, named `K<sha256>`.
+    pub fn add_table(&mut self, table: &[u8]) -> KernelChunk {
+        let name = hash_name(&[table.to_vec()]);
+        let k = self.push(table);
+        self.symbols.push(ConstSymbol { name: format!("K{name}"), offset: k.offset });
+        k
+    }
+
+    /// The section bytes (padded to the last chunk's end, or 0x4000 zeros when empty) and
+    /// its symbols.
+    pub fn finish(mut self) -> (Vec<u8>, Vec<ConstSymbol>) {
+        if self.bytes.is_empty() {
+            return (vec![0; EMPTY_CONST_SIZE], self.symbols);
+        }
+        let end = round_up(self.bytes.len() as u64, 64);
+        self.bytes.resize(end as usize, 0);
+        (self.bytes, self.symbols)
+    }
+}

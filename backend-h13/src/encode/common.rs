@@ -1,0 +1,88 @@
+//! The Common block: dimensions, formats, convolution geometry, task configuration.
+
+use crate::error::BackendError;
+use crate::task::{Engine, Task};
+use crate::td::TdImage;
+use anec_ir::DType;
+
+/// Unnamed word 0x148, 0x2041 in every Apple program (the seeds' "kernel-common record").
+const WORD_148: u32 = 0x2041;
+/// Unnamed word 0x154: 4 for planar-engine tasks, 0 otherwise (Apple's sum and mul12).
+const WORD_154_PE: u32 = 4;
+/// Unnamed low bits of Common.Cfg (0x15C): bit 0 for NE tasks, bits 0, 1, 4, 5 (0x33) for
+/// planar-engine tasks, as in every Apple program.
+const CFG_UNNAMED_NE: u32 = 0x1;
+const CFG_UNNAMED_PE: u32 = 0x33;
+
+/// The ChCfg / tile-DMA format code of an element type (0 u8, 1 i8, 2 fp16).
+pub fn fmt_code(dtype: DType) -> Result<u64, BackendError> {
+    match dtype {
+        DType::U8 => Ok(0),
+        DType::I8 => Ok(1),
+        DType::F16 => Ok(2),
+        DType::F32 => Err(BackendError::Internal("fp32 tensors are converted before encoding".into())),
+    }
+}
+
+/// Writes the block.
+pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    encode_dims(td, t)?;
+    encode_conv(td, t)?;
+    td.set_unnamed(0x148, WORD_148)?;
+    td.set("Common.TileCfg.TileHeight", u64::from(t.dest.ty.h))?;
+    if t.engine == Engine::Pe {
+        td.set_unnamed(0x154, WORD_154_PE)?;
+    }
+    encode_cfg(td, t.engine)?;
+    td.set("Common.TaskInfo.NID", u64::from(t.engine.uses_ne()))
+}
+
+fn encode_dims(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
+    td.set("Common.InDim.Win", u64::from(src.ty.w))?;
+    td.set("Common.InDim.Hin", u64::from(src.ty.h))?;
+    td.set_unnamed(0x12C, src.ty.d)?;
+    td.set("Common.ChCfg.InFmt", fmt_code(src.ty.dtype)?)?;
+    if let Some(src2) = t.sources.get(1) {
+        // Bits [3:2] of ChCfg carry the second source's format (unnamed; 2 in sum/mul12).
+        td.set_unnamed_bits(0x130, (fmt_code(src2.ty.dtype)? as u32) << 2)?;
+    }
+    td.set("Common.ChCfg.OutFmt", fmt_code(t.dest.ty.dtype)?)?;
+    td.set("Common.Cin.Cin", u64::from(src.ty.c))?;
+    td.set("Common.Cout.Cout", u64::from(t.dest.ty.c))?;
+    td.set("Common.OutDim.Wout", u64::from(t.dest.ty.w))?;
+    td.set("Common.OutDim.Hout", u64::from(t.dest.ty.h))?;
+    td.set_unnamed(0x140, t.dest.ty.d)
+}
+
+fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    let g = &t.conv;
+    td.set("Common.ConvCfg.Kw", u64::from(g.kw))?;
+    td.set("Common.ConvCfg.Kh", u64::from(g.kh))?;
+    td.set("Common.ConvCfg.OCGSize", u64::from(g.ocg_size))?;
+    td.set("Common.ConvCfg.Sx", u64::from(g.sx))?;
+    td.set("Common.ConvCfg.Sy", u64::from(g.sy))?;
+    td.set("Common.ConvCfg.Px", u64::from(g.pad_left))?;
+    td.set("Common.ConvCfg.Py", u64::from(g.pad_top))?;
+    td.set("Common.ConvCfg.Ox", 1)?;
+    td.set("Common.ConvCfg.Oy", 1)?;
+    td.set("Common.GroupConvCfg.NumGroups", u64::from(g.groups))?;
+    td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine == Engine::NePass))?;
+    td.set("Common.GroupConvCfg.UnicastCin", 1)
+}
+
+/// Common.Cfg per engine path, as Apple writes it for each (one program of each kind).
+fn encode_cfg(td: &mut TdImage, engine: Engine) -> Result<(), BackendError> {
+    let (small, pref, min, max, active, double_buf, unnamed) = match engine {
+        Engine::NePass => (0, 1, 0, 1, 0, 1, CFG_UNNAMED_NE),
+        Engine::NeConv => (1, 4, 4, 4, 2, 1, CFG_UNNAMED_NE),
+        Engine::Pe => (0, 0, 0, 0, 0, 0, CFG_UNNAMED_PE),
+    };
+    td.set("Common.Cfg.SmallSourceMode", small)?;
+    td.set("Common.Cfg.ShPref", pref)?;
+    td.set("Common.Cfg.ShMin", min)?;
+    td.set("Common.Cfg.ShMax", max)?;
+    td.set("Common.Cfg.ActiveNE", active)?;
+    td.set("Common.Cfg.AccDoubleBufEn", double_buf)?;
+    td.set_unnamed_bits(0x15C, unnamed)
+}

@@ -1,0 +1,75 @@
+//! Encoding of a [`Task`] into a TD register image, one file per register block.
+//!
+//! Each encoder derives its values from the task only (shapes, strides, BARs, kernel
+//! chunks, engine path). Values Apple writes that no rule explains yet are named constants
+//! in the file of their block, each with the evidence it comes from; `docs/conformance.md`
+//! lists them.
+
+mod common;
+mod header;
+mod kernel_dma;
+mod l2;
+mod ne;
+mod pe;
+mod tile_dma;
+
+pub use kernel_dma::CHANNELS as KERNEL_CHANNELS;
+
+use crate::error::BackendError;
+use crate::task::Task;
+use crate::td::TdImage;
+
+/// Position of a TD in the chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChainPos {
+    /// Index of this TD.
+    pub index: u32,
+    /// Number of TDs.
+    pub count: u32,
+}
+
+impl ChainPos {
+    /// True for the last TD (end of network).
+    pub fn is_last(&self) -> bool {
+        self.index + 1 == self.count
+    }
+}
+
+/// Encodes one task at a position of the chain.
+pub fn encode_task(task: &Task, pos: ChainPos) -> Result<TdImage, BackendError> {
+    let mut td = TdImage::new(&task.layer);
+    header::encode(&mut td, task, pos)?;
+    kernel_dma::encode(&mut td, task)?;
+    common::encode(&mut td, task)?;
+    tile_dma::encode_src(&mut td, task)?;
+    l2::encode(&mut td, task)?;
+    pe::encode(&mut td, task)?;
+    ne::encode(&mut td, task)?;
+    tile_dma::encode_dst(&mut td, task)?;
+    Ok(td)
+}
+
+/// Writes a byte quantity into a field counted in `unit`-byte units, checking alignment.
+fn set_units(td: &mut TdImage, field: &str, bytes: u64, unit: u64) -> Result<(), BackendError> {
+    if bytes % unit != 0 {
+        return Err(BackendError::Internal(format!("{field}: {bytes:#x} is not a multiple of {unit}")));
+    }
+    td.set(field, bytes / unit)
+}
+
+/// Writes a byte quantity into an unnamed word that holds it at bit `shift` in
+/// `1 << shift`-byte units with `width` bits (the raw word equals the byte count).
+fn set_unnamed_units(td: &mut TdImage, offset: u16, bytes: u64, shift: u32, width: u32) -> Result<(), BackendError> {
+    let unit = 1u64 << shift;
+    let max = ((1u64 << width) - 1) * unit;
+    if bytes % unit != 0 || bytes > max {
+        return Err(BackendError::FieldOverflow {
+            layer: String::new(),
+            field: format!("word {offset:#x}"),
+            value: bytes,
+            width: width as u8,
+            max,
+        });
+    }
+    td.set_unnamed(offset, bytes as u32)
+}

@@ -1,0 +1,71 @@
+//! The tile-DMA blocks: source 1 and 2 reads and the destination write, strides in 64-byte
+//! units relative to the buffer's BAR.
+
+use super::common::fmt_code;
+use super::set_units;
+use crate::error::BackendError;
+use crate::task::{Surface, Task};
+use crate::td::TdImage;
+
+/// Unnamed source-2 DMA configuration word (0x170): cache hints only when there is one
+/// source (0x8880), hints 2/0xE/0xC when a second source is read (0x33880).
+const SRC2_CFG_IDLE: u32 = 0x8880;
+const SRC2_CFG_USED: u32 = 0x33880;
+/// Unnamed source-2 format word (0x1A8): Truncate 3, MemFmt fp16 when used.
+const SRC2_FMT_BASE: u32 = 0x30;
+/// Unnamed word 0x1AC: 0x100 whenever the NE runs.
+const WORD_1AC_NE: u32 = 0x100;
+
+/// Writes the source block.
+pub fn encode_src(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
+    td.set("TileDMASrc.DMAConfig.En", 1)?;
+    td.set("TileDMASrc.DMAConfig.CacheHint", 2)?;
+    td.set("TileDMASrc.DMAConfig.CacheHintReuse", 0xE)?;
+    td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 0xC)?;
+    set_units(td, "TileDMASrc.RowStride.Stride", src.strides.row, 64)?;
+    set_units(td, "TileDMASrc.PlaneStride.PlaneStride", src.strides.plane, 64)?;
+    set_units(td, "TileDMASrc.DepthStride.Stride", src.strides.depth, 64)?;
+    td.set("TileDMASrc.Fmt.FmtMode", 1)?;
+    td.set("TileDMASrc.Fmt.Truncate", 3)?;
+    td.set("TileDMASrc.Fmt.MemFmt", fmt_code(src.ty.dtype)?)?;
+    td.set("TileDMASrc.Fmt.Interleave", 1)?;
+    match t.sources.get(1) {
+        Some(src2) => encode_src2(td, src2)?,
+        None => td.set_unnamed(0x170, SRC2_CFG_IDLE)?,
+    }
+    if t.engine.uses_ne() {
+        td.set_unnamed(0x1AC, WORD_1AC_NE)?;
+    }
+    Ok(())
+}
+
+/// The second source lives in unnamed words 0x170 (config), 0x188..0x194 (base, row,
+/// plane, depth strides, raw bytes at bit 6) and 0x1A8 (format).
+fn encode_src2(td: &mut TdImage, s: &Surface) -> Result<(), BackendError> {
+    td.set_unnamed(0x170, SRC2_CFG_USED)?;
+    let strides = [(0x18C, s.strides.row), (0x190, s.strides.plane), (0x194, s.strides.depth)];
+    for (offset, bytes) in strides {
+        super::set_unnamed_units(td, offset, bytes, 6, 26)?;
+    }
+    let fmt = fmt_code(s.ty.dtype)? as u32;
+    td.set_unnamed(0x1A8, SRC2_FMT_BASE | (fmt << 12))
+}
+
+/// Writes the destination block.
+pub fn encode_dst(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    let d = &t.dest;
+    td.set("TileDMADst.DMAConfig.En", 1)?;
+    td.set("TileDMADst.DMAConfig.CacheHint", 3)?;
+    td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(!t.engine.is_conv()))?;
+    set_units(td, "TileDMADst.RowStride.RowStride", d.strides.row, 64)?;
+    set_units(td, "TileDMADst.PlaneStride.PlaneStride", d.strides.plane, 64)?;
+    set_units(td, "TileDMADst.DepthStride.DepthStride", d.strides.depth, 64)?;
+    td.set("TileDMADst.Fmt.FmtMode", 1)?;
+    td.set("TileDMADst.Fmt.Truncate", 3)?;
+    td.set("TileDMADst.Fmt.MemFmt", fmt_code(d.ty.dtype)?)?;
+    let pad = u64::from(t.engine.uses_ne());
+    td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;
+    td.set("TileDMADst.Fmt.ZeroPadFirst", pad)?;
+    td.set("TileDMADst.Fmt.Interleave", 1)
+}

@@ -1,0 +1,26 @@
+//! The H13 (Apple M1) neural-engine backend.
+//!
+//! [`compile`] takes a [`anec_passes::Validated`] module and produces the content of an
+//! `.hwx` program ([`anec_codegen::hwx::model::Hwx`]): one task descriptor per layer,
+//! encoded field by field through the register map, chained, with the weight banks and
+//! activation tables in `__const`.
+//!
+//! Layout: `regmap` (fields and blocks), `td` (the register image), `task` (engine-level
+//! facts of one TD), `lower` (ops to tasks), `encode` (tasks to registers, one file per
+//! block), `layout`, `buffers`, `weights`, `activation`, `consts`, `program`.
+
+pub mod activation;
+pub mod buffers;
+pub mod consts;
+pub mod encode;
+pub mod error;
+pub mod layout;
+pub mod lower;
+pub mod program;
+pub mod regmap;
+pub mod task;
+pub mod td;
+pub mod weights;
+
+pub use error::BackendError;
+pub use program::{compile, Options};

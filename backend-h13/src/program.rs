@@ -1,0 +1,81 @@
+//! Assembly of a whole program: bind buffers, lower each op to a task, encode and chain the
+//! TDs, and fill the container model.
+
+use crate::buffers;
+use crate::consts::ConstSection;
+use crate::encode::{encode_task, ChainPos};
+use crate::error::BackendError;
+use crate::lower::lower;
+use crate::regmap::{TD_SIZE, TD_STRIDE};
+use crate::task::Task;
+use crate::td::TD_WORDS;
+use anec_codegen::hwx::model::{Hwx, Relocation};
+use anec_passes::Validated;
+
+/// Mach-O cpusubtype of H13.
+pub const CPU_SUBTYPE_H13: u32 = 4;
+/// Flavor-1 state word at +0x850 in every single-layer Apple program (7 for concat).
+const STATE_850: u32 = 0x11;
+/// Flavor-1 state word at +0x858 (3 in the Apple programs here).
+const STATE_858: u32 = 3;
+
+/// Options of the H13 code generator.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// The `LC_IDENT` banner.
+    pub ident: String,
+}
+
+/// Compiles a validated module into an `.hwx` program model.
+pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
+    let m = v.module();
+    let bufs = buffers::bind(m)?;
+    let mut consts = ConstSection::default();
+    let tasks = m.ops.iter().map(|op| lower(m, op, &bufs, &mut consts)).collect::<Result<Vec<_>, _>>()?;
+    if tasks.is_empty() {
+        return Err(BackendError::Unsupported {
+            layer: m.name.clone(),
+            op: "network".into(),
+            reason: "the network has no layers".into(),
+        });
+    }
+    let count = tasks.len() as u32;
+    let mut text = Vec::with_capacity(TD_STRIDE * tasks.len());
+    for (i, t) in tasks.iter().enumerate() {
+        let td = encode_task(t, ChainPos { index: i as u32, count })?;
+        text.resize(i * TD_STRIDE, 0);
+        text.extend_from_slice(&td.to_bytes());
+    }
+    debug_assert_eq!(text.len(), TD_STRIDE * (tasks.len() - 1) + TD_SIZE);
+    let (consts, const_symbols) = consts.finish();
+    Ok(Hwx {
+        cpu_subtype: CPU_SUBTYPE_H13,
+        text,
+        consts,
+        td_count: count,
+        td_words: (TD_WORDS - 1) as u32,
+        state_850: STATE_850,
+        state_858: STATE_858,
+        network: m.name.clone(),
+        tensors: bufs.tensors,
+        const_symbols,
+        ident: opts.ident.clone(),
+        state_order: bufs.state_order,
+        relocations: relocations(&tasks),
+    })
+}
+
+/// TD byte offset of CoeffBaseAddr[0]; channel i's word follows at +4i.
+const COEFF_BASE_ADDR: usize = 0x74;
+
+/// One relocation per kernel chunk: the loader adds the `__const` address to the
+/// CoeffBaseAddr word holding the chunk's offset.
+fn relocations(tasks: &[Task]) -> Vec<Relocation> {
+    tasks
+        .iter()
+        .enumerate()
+        .flat_map(|(i, t)| {
+            (0..t.kernel.len()).map(move |c| Relocation::const_word((i * TD_STRIDE + COEFF_BASE_ADDR + 4 * c) as u32))
+        })
+        .collect()
+}

@@ -1,0 +1,160 @@
+//! A task: everything one TD needs, in engine terms, before register encoding.
+//!
+//! The planner (`plan`) turns each layer into a [`Task`]; the encoders (`encode`) turn a
+//! task into a [`crate::td::TdImage`]. Keeping the two apart means every register value is
+//! derived from these few engine-level facts (shapes, strides, BARs, kernel chunks).
+
+use crate::layout::Strides;
+use anec_ir::{DType, TensorType};
+
+/// Which engine path a task runs on; the TD header's ENE field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Engine {
+    /// Planar engine only (two-input elementwise): ENE 0.
+    Pe,
+    /// Neural engine in pass-through mode (neuron, scalar gain/offset): ENE 1.
+    NePass,
+    /// Neural engine convolution: ENE 3.
+    NeConv,
+}
+
+impl Engine {
+    /// The ENE value.
+    pub fn ene(self) -> u64 {
+        match self {
+            Engine::Pe => 0,
+            Engine::NePass => 1,
+            Engine::NeConv => 3,
+        }
+    }
+
+    /// True for convolution tasks.
+    pub fn is_conv(self) -> bool {
+        self == Engine::NeConv
+    }
+
+    /// True when the neural engine runs (kernel DMA and NE blocks are live).
+    pub fn uses_ne(self) -> bool {
+        self != Engine::Pe
+    }
+}
+
+/// A tensor as a TD sees it: which BAR holds it and how it is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Surface {
+    /// BAR index of the buffer.
+    pub bar: u8,
+    /// Shape and element type.
+    pub ty: TensorType,
+    /// DRAM strides.
+    pub strides: Strides,
+}
+
+/// Convolution geometry (identity for non-convolution tasks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConvGeom {
+    /// Kernel height.
+    pub kh: u32,
+    /// Kernel width.
+    pub kw: u32,
+    /// Vertical stride.
+    pub sy: u32,
+    /// Horizontal stride.
+    pub sx: u32,
+    /// Top padding.
+    pub pad_top: u32,
+    /// Left padding.
+    pub pad_left: u32,
+    /// Groups.
+    pub groups: u32,
+    /// log2 of the output channels per kernel-DMA chunk.
+    pub ocg_size: u32,
+}
+
+impl Default for ConvGeom {
+    fn default() -> Self {
+        ConvGeom { kh: 1, kw: 1, sy: 1, sx: 1, pad_top: 0, pad_left: 0, groups: 1, ocg_size: 0 }
+    }
+}
+
+/// One chunk of the kernel stream, relative to the start of `__const`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KernelChunk {
+    /// Byte offset in `__const`.
+    pub offset: u64,
+    /// Size in bytes (a multiple of 64).
+    pub size: u64,
+}
+
+/// What the NE's nonlinear stage does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nonlinear {
+    /// No activation.
+    None,
+    /// Native ReLU (NonlinearMode 1).
+    Relu,
+    /// Table-driven activation (NonlinearMode 2), loaded through kernel chunk 0.
+    Table,
+}
+
+impl Nonlinear {
+    /// The NonlinearMode value.
+    pub fn mode(self) -> u64 {
+        match self {
+            Nonlinear::None => 0,
+            Nonlinear::Relu => 1,
+            Nonlinear::Table => 2,
+        }
+    }
+}
+
+/// Planar-engine elementwise operation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeOp {
+    /// OpMode: 0 add, 1 mul, 2 max, 3 min, 4 square.
+    pub mode: u32,
+    /// Bias (fp16 bits).
+    pub bias: u16,
+    /// Scale (fp16 bits).
+    pub scale: u16,
+}
+
+/// Scalar affine stage of the NE pass path (gain/offset).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NeAffine {
+    /// Post-scale (fp16 bits); 0x3C00 is 1.0.
+    pub scale: u16,
+    /// Bias (fp16 bits), added through MatrixVectorBias.
+    pub bias: u16,
+}
+
+impl Default for NeAffine {
+    fn default() -> Self {
+        NeAffine { scale: 0x3C00, bias: 0 }
+    }
+}
+
+/// Everything one TD encodes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Task {
+    /// Layer name (for errors).
+    pub layer: String,
+    /// Engine path.
+    pub engine: Engine,
+    /// One or two sources.
+    pub sources: Vec<Surface>,
+    /// Destination.
+    pub dest: Surface,
+    /// Convolution geometry.
+    pub conv: ConvGeom,
+    /// Kernel stream chunks (weights or an activation table), at most 16.
+    pub kernel: Vec<KernelChunk>,
+    /// Element type of convolution weights, if the task convolves.
+    pub kernel_fmt: Option<DType>,
+    /// Activation.
+    pub nonlinear: Nonlinear,
+    /// Planar-engine operation, for PE tasks.
+    pub pe: Option<PeOp>,
+    /// NE post-scale and bias.
+    pub affine: NeAffine,
+}

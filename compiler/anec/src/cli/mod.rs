@@ -1,0 +1,80 @@
+//! Command-line parsing and dispatch to one file per subcommand.
+
+mod compile;
+mod inspect;
+
+use anec::Error;
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// The anec compiler for the Apple Neural Engine.
+#[derive(Debug, Parser)]
+#[command(name = "anec", version, about)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// What `--emit` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Emit {
+    /// The `.hwx` program (default).
+    Hwx,
+    /// The Asahi Linux `.anec` program.
+    Anec,
+    /// The anec dialect in MLIR generic syntax, on standard output.
+    AnecIr,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Compile a model (net.plist or .mlir anec module) into a program.
+    Compile {
+        /// The model file.
+        input: PathBuf,
+        /// Target chip (h13g = M1).
+        #[arg(short = 't', long = "target", default_value = "h13g")]
+        target: String,
+        /// Output directory.
+        #[arg(short = 'o', long = "output", default_value = "out")]
+        output: PathBuf,
+        /// What to emit.
+        #[arg(long, value_enum, default_value = "hwx")]
+        emit: Emit,
+    },
+    /// Print every field of a .hwx or .anec program.
+    Dump {
+        /// The program file.
+        file: PathBuf,
+    },
+    /// Compare two programs field by field; exit 1 when they differ.
+    Diff {
+        /// First program.
+        a: PathBuf,
+        /// Second program.
+        b: PathBuf,
+        /// Ignore the LC_IDENT banner text.
+        #[arg(long)]
+        ignore_ident: bool,
+        /// Ignore the hash part of `K<sha256>` weight symbol names.
+        #[arg(long)]
+        ignore_symbol_hashes: bool,
+    },
+}
+
+/// Runs the parsed command.
+pub fn run(args: Args) -> Result<ExitCode, Error> {
+    match args.command {
+        Command::Compile { input, target, output, emit } => compile::run(&input, &target, &output, emit),
+        Command::Dump { file } => inspect::dump(&file),
+        Command::Diff { a, b, ignore_ident, ignore_symbol_hashes } => {
+            inspect::diff(&a, &b, ignore_ident, ignore_symbol_hashes)
+        }
+    }
+}
+
+/// Exit status for an error (1 for everything; `diff` reserves 1 for "different").
+pub fn exit_code_for_error(_e: &Error) -> u8 {
+    1
+}

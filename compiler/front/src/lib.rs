@@ -1,0 +1,11 @@
+//! Front ends: network descriptions to the anec dialect.
+//!
+//! The netplist front end ([`parse_netplist`]) reads Apple's `net.plist` (version 1.0.9
+//! `Networks`/`Units` form, XML or binary) into an [`anec_ir::Module`]. Errors are
+//! [`FrontError`]s whose message is one line naming the file, entry and key.
+
+pub mod error;
+pub mod netplist;
+
+pub use error::{FrontError, Site, Subject};
+pub use netplist::{parse_netplist, parse_netplist_bytes};

@@ -1,0 +1,11 @@
+//! Passes over the anec dialect.
+//!
+//! The pipeline a compile runs is the literal list in [`pipeline::run`]. Its result is a
+//! [`Validated`] module: backends accept only that type, so no code is generated from a
+//! module that has not passed the verifier and the legality checks.
+
+pub mod pipeline;
+pub mod validate;
+
+pub use pipeline::run;
+pub use validate::{validate, Validated, ValidationError};

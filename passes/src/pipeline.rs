@@ -1,0 +1,12 @@
+//! The pass pipeline, as one literal list.
+
+use crate::validate::{validate, Validated, ValidationError};
+use anec_ir::Module;
+
+/// Runs every pass in order and returns the validated module.
+///
+/// Today the list is: verify. Fusion, segmentation, layout and tiling passes join here,
+/// one line each, as they land.
+pub fn run(module: Module) -> Result<Validated, ValidationError> {
+    validate(module)
+}

@@ -1,0 +1,42 @@
+//! Validation: the IR verifier, run as the gate before any code generation.
+//!
+//! A [`Validated`] can only be built here, so holding one proves the module verified.
+
+use anec_ir::verify::{verify_module, VerifyError};
+use anec_ir::Module;
+use std::fmt;
+
+/// A module that passed verification.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Validated {
+    module: Module,
+}
+
+impl Validated {
+    /// The verified module.
+    pub fn module(&self) -> &Module {
+        &self.module
+    }
+}
+
+/// Every problem the verifier found.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidationError {
+    /// One entry per problem.
+    pub errors: Vec<VerifyError>,
+}
+
+impl fmt::Display for ValidationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let lines: Vec<String> = self.errors.iter().map(ToString::to_string).collect();
+        f.write_str(&lines.join("\n"))
+    }
+}
+
+impl std::error::Error for ValidationError {}
+
+/// Verifies `module`.
+pub fn validate(module: Module) -> Result<Validated, ValidationError> {
+    verify_module(&module).map_err(|errors| ValidationError { errors })?;
+    Ok(Validated { module })
+}
