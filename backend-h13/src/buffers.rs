@@ -10,6 +10,7 @@ use crate::layout::Strides;
 use crate::task::Surface;
 use anec_codegen::hwx::model::{BoundTensor, TensorRole};
 use anec_ir::{DType, Layout, Module, ValueId};
+use anec_passes::Group;
 use std::collections::BTreeMap;
 
 /// Number of BARs a TD can name.
@@ -79,8 +80,9 @@ fn bound(
     Ok((t, Surface { bar: bar as u8, ty, strides: s }))
 }
 
-/// Binds every input, output and intermediate value of `m`.
-pub fn bind(m: &Module) -> Result<Buffers, BackendError> {
+/// Binds every input, output and intermediate value of `m`; only the result of each
+/// group's last op lives in memory (fused results stay inside the engine).
+pub fn bind(m: &Module, groups: &[Group]) -> Result<Buffers, BackendError> {
     let mut b = Buffers::default();
     let out_bars = FIRST_OUTPUT_BAR..FIRST_OUTPUT_BAR + m.outputs.len();
     let mut next_bar = out_bars.end;
@@ -102,14 +104,14 @@ pub fn bind(m: &Module) -> Result<Buffers, BackendError> {
         b.tensors.push(t);
         b.surfaces.insert(p.value, s);
     }
-    bind_intermediates(m, &mut b, next_bar)?;
+    bind_intermediates(m, groups, &mut b, next_bar)?;
     b.state_order = state_order(&b.tensors, m.inputs.len());
     Ok(b)
 }
 
-fn bind_intermediates(m: &Module, b: &mut Buffers, mut next_bar: usize) -> Result<(), BackendError> {
+fn bind_intermediates(m: &Module, groups: &[Group], b: &mut Buffers, mut next_bar: usize) -> Result<(), BackendError> {
     let mut reserved = INTERMEDIATE_BARS.iter();
-    for op in &m.ops {
+    for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
         for &r in &op.results {
             if b.surfaces.contains_key(&r) {
                 continue;

@@ -7,18 +7,75 @@ use crate::activation::{self, TableFn};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
-use crate::task::{ConvGeom, Engine, NeAffine, Nonlinear, PeOp, Task};
+use crate::task::{ConvGeom, Engine, NeAffine, Nonlinear, PeOp, Surface, Task};
 use crate::weights;
 use anec_ir::{Attr, Module, Op, OpCode};
+use anec_passes::Group;
 use half::f16;
 
-/// Lowers one op.
-pub fn lower(m: &Module, op: &Op, bufs: &Buffers, consts: &mut ConstSection) -> Result<Task, BackendError> {
+/// Splits the generic fusion groups into what one H13 task runs: a fused gain/offset must
+/// be scalar, and a fused activation must be native ReLU (a table-driven activation needs
+/// kernel channel 0, which the convolution's weights use). Ops left out become groups of
+/// their own.
+pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
+    let mut out = Vec::new();
+    for g in groups {
+        let mut cur = Group { head: g.head, goc: None, neuron: None };
+        for i in g.ops().into_iter().skip(1) {
+            let Some(op) = m.ops.get(i) else { continue };
+            let fits = match op.opcode {
+                OpCode::GainOffsetControl => cur.neuron.is_none() && is_scalar_goc(op),
+                OpCode::Neuron => op.attr("mode").and_then(Attr::as_str) == Some("relu"),
+                _ => false,
+            };
+            match (fits, op.opcode) {
+                (true, OpCode::GainOffsetControl) => cur.goc = Some(i),
+                (true, _) => cur.neuron = Some(i),
+                (false, _) => {
+                    out.push(cur);
+                    cur = Group { head: i, goc: None, neuron: None };
+                }
+            }
+        }
+        out.push(cur);
+    }
+    out
+}
+
+fn is_scalar_goc(op: &Op) -> bool {
+    op.attr("scale_data").is_none() && op.attr("bias_data").is_none()
+}
+
+/// Lowers one group to one task: the head's task, with the fused stages applied and the
+/// group's last result as destination.
+pub fn lower_group(m: &Module, g: &Group, bufs: &Buffers, consts: &mut ConstSection) -> Result<Task, BackendError> {
+    let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
+    let last = op(g.last())?;
+    let result =
+        last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
+    let mut t = lower(m, op(g.head)?, bufs.surface(*result)?, bufs, consts)?;
+    if let Some(i) = g.goc {
+        t.affine = goc_affine(op(i)?)?;
+    }
+    if g.neuron.is_some() {
+        t.nonlinear = Nonlinear::Relu;
+    }
+    Ok(t)
+}
+
+/// Lowers one op writing to `dest`.
+pub fn lower(
+    m: &Module,
+    op: &Op,
+    dest: Surface,
+    bufs: &Buffers,
+    consts: &mut ConstSection,
+) -> Result<Task, BackendError> {
     match op.opcode {
-        OpCode::Conv => lower_conv(m, op, bufs, consts),
-        OpCode::Neuron => lower_neuron(op, bufs, consts),
-        OpCode::GainOffsetControl => lower_goc(op, bufs),
-        OpCode::ScaledElementwise => lower_scaled_ew(op, bufs),
+        OpCode::Conv => lower_conv(m, op, bufs, dest, consts),
+        OpCode::Neuron => lower_neuron(op, bufs, dest, consts),
+        OpCode::GainOffsetControl => lower_goc(op, bufs, dest),
+        OpCode::ScaledElementwise => lower_scaled_ew(op, bufs, dest),
         other => Err(unsupported(op, &format!("{other} has no H13 lowering yet"))),
     }
 }
@@ -40,14 +97,13 @@ fn int_pair(op: &Op, name: &str) -> Result<[u32; 2], BackendError> {
     }
 }
 
-fn base_task(op: &Op, bufs: &Buffers, engine: Engine) -> Result<Task, BackendError> {
+fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) -> Result<Task, BackendError> {
     let sources = op.operands.iter().map(|&v| bufs.surface(v)).collect::<Result<Vec<_>, _>>()?;
-    let result = op.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", op.name)))?;
     Ok(Task {
         layer: op.name.clone(),
         engine,
         sources,
-        dest: bufs.surface(*result)?,
+        dest,
         conv: ConvGeom::default(),
         kernel: Vec::new(),
         kernel_fmt: None,
@@ -57,8 +113,14 @@ fn base_task(op: &Op, bufs: &Buffers, engine: Engine) -> Result<Task, BackendErr
     })
 }
 
-fn lower_conv(m: &Module, op: &Op, bufs: &Buffers, consts: &mut ConstSection) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, Engine::NeConv)?;
+fn lower_conv(
+    m: &Module,
+    op: &Op,
+    bufs: &Buffers,
+    dest: Surface,
+    consts: &mut ConstSection,
+) -> Result<Task, BackendError> {
+    let mut t = base_task(op, bufs, dest, Engine::NeConv)?;
     let [kh, kw] = int_pair(op, "kernel")?;
     let [sy, sx] = int_pair(op, "stride")?;
     let pad = attr(op, "pad")?.as_int_array().unwrap_or_default();
@@ -86,8 +148,8 @@ fn lower_conv(m: &Module, op: &Op, bufs: &Buffers, consts: &mut ConstSection) ->
     Ok(t)
 }
 
-fn lower_neuron(op: &Op, bufs: &Buffers, consts: &mut ConstSection) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, Engine::NePass)?;
+fn lower_neuron(op: &Op, bufs: &Buffers, dest: Surface, consts: &mut ConstSection) -> Result<Task, BackendError> {
+    let mut t = base_task(op, bufs, dest, Engine::NePass)?;
     let mode = attr(op, "mode")?.as_str().unwrap_or_default();
     t.nonlinear = match (mode, TableFn::for_mode(mode)) {
         ("relu", _) => Nonlinear::Relu,
@@ -105,17 +167,21 @@ fn fp16_bits(op: &Op, name: &str, default: f64) -> u16 {
     f16::from_f64(v).to_bits()
 }
 
-fn lower_goc(op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
-    if op.attr("scale_data").is_some() || op.attr("bias_data").is_some() {
+fn goc_affine(op: &Op) -> Result<NeAffine, BackendError> {
+    if !is_scalar_goc(op) {
         return Err(unsupported(op, "per-channel gain/offset (BiasScaleGroupData) is not supported on h13g yet"));
     }
-    let mut t = base_task(op, bufs, Engine::NePass)?;
-    t.affine = NeAffine { scale: fp16_bits(op, "scale", 1.0), bias: fp16_bits(op, "bias", 0.0) };
+    Ok(NeAffine { scale: fp16_bits(op, "scale", 1.0), bias: fp16_bits(op, "bias", 0.0) })
+}
+
+fn lower_goc(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+    let mut t = base_task(op, bufs, dest, Engine::NePass)?;
+    t.affine = goc_affine(op)?;
     Ok(t)
 }
 
-fn lower_scaled_ew(op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, Engine::Pe)?;
+fn lower_scaled_ew(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+    let mut t = base_task(op, bufs, dest, Engine::Pe)?;
     let mode = match attr(op, "kind")?.as_str().unwrap_or_default() {
         "add" => 0,
         "mul" => 1,

@@ -5,7 +5,7 @@ use crate::buffers;
 use crate::consts::ConstSection;
 use crate::encode::{encode_task, ChainPos};
 use crate::error::BackendError;
-use crate::lower::lower;
+use crate::lower::{self, lower_group};
 use crate::regmap::{TD_SIZE, TD_STRIDE};
 use crate::task::Task;
 use crate::td::TD_WORDS;
@@ -29,9 +29,10 @@ pub struct Options {
 /// Compiles a validated module into an `.hwx` program model.
 pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let m = v.module();
-    let bufs = buffers::bind(m)?;
+    let groups = lower::h13_groups(m, v.groups());
+    let bufs = buffers::bind(m, &groups)?;
     let mut consts = ConstSection::default();
-    let tasks = m.ops.iter().map(|op| lower(m, op, &bufs, &mut consts)).collect::<Result<Vec<_>, _>>()?;
+    let tasks = groups.iter().map(|g| lower_group(m, g, &bufs, &mut consts)).collect::<Result<Vec<_>, _>>()?;
     if tasks.is_empty() {
         return Err(BackendError::Unsupported {
             layer: m.name.clone(),

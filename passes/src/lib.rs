@@ -4,8 +4,10 @@
 //! [`Validated`] module: backends accept only that type, so no code is generated from a
 //! module that has not passed the verifier and the legality checks.
 
+pub mod fuse;
 pub mod pipeline;
 pub mod validate;
 
+pub use fuse::Group;
 pub use pipeline::run;
 pub use validate::{validate, Validated, ValidationError};

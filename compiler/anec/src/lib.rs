@@ -88,8 +88,7 @@ pub fn load(path: &Path) -> Result<Module, Error> {
 
 /// The whole pipeline on a module: passes, then the target's backend.
 pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Compiled, Error> {
-    let validated =
-        anec_passes::run(module).map_err(|source| Error::Invalid { file: file.to_string(), source })?;
+    let validated = anec_passes::run(module).map_err(|source| Error::Invalid { file: file.to_string(), source })?;
     let backend_opts = anec_backend_h13::Options { ident: opts.ident() };
     let hwx = match opts.target {
         Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
