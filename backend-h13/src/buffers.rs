@@ -1,7 +1,8 @@
 //! Buffer binding: which tensors get an `__FVMLIB` segment and which BAR each uses.
 //!
 //! Apple's v4.2.1 numbering: BAR 0 is `__text`, 1 is `__const`, 2 and 3 intermediates,
-//! outputs from 4, then inputs, each group in the order the network lists it. Segments
+//! outputs from 4, then inputs, each group in the order the network lists it; the first
+//! intermediate takes BAR 3, the second BAR 2. Segments
 //! are laid out inputs first, then outputs, then intermediates. Intermediates beyond the
 //! two reserved BARs take the BARs after the inputs.
 
@@ -17,8 +18,9 @@ use std::collections::BTreeMap;
 pub const BAR_COUNT: usize = 32;
 /// First BAR of outputs.
 const FIRST_OUTPUT_BAR: usize = 4;
-/// BARs reserved for intermediates.
-const INTERMEDIATE_BARS: [usize; 2] = [2, 3];
+/// BARs reserved for intermediates, in the order used (eiln/anecc places the one
+/// intermediate buffer of v4.2.1 programs at BAR 3).
+const INTERMEDIATE_BARS: [usize; 2] = [3, 2];
 /// Element type code of fp16 in the thread state and stabs strings.
 const FP16_CODE: u32 = 5;
 

@@ -20,6 +20,10 @@
 //! (round_up(text, 0x40)) whenever the TD chain is 0x300*(n-1) + 0x274 bytes long.
 //!
 //! Tensors keep the BAR index the TDs name them by: tiles and N/C/H/W go to that index.
+//! Intermediates get only their tiles, with N/C/H/W left zero, as eiln/anecc writes them
+//! (`anect_print` lists `nchw` for destinations and sources only; libane allocates an
+//! intermediate BAR from its tile count alone). They count in neither `src_count` nor
+//! `dst_count`.
 
 use crate::bytes::{add, fit_u32, len64, round_up, Input, Output};
 use crate::hwx::file::BAR_COUNT;
@@ -54,7 +58,7 @@ pub struct AnecFile {
     pub dst_count: u32,
     /// Buffer size per BAR in 16 KiB tiles.
     pub tiles: [u32; BAR_COUNT],
-    /// Per BAR: N, C, H, W, plane stride, row stride.
+    /// Per BAR: N, C, H, W, plane stride, row stride (zero for intermediates).
     pub nchw: [[u64; 6]; BAR_COUNT],
     /// The TD chain (`tsk_size` bytes).
     pub text: Vec<u8>,
@@ -96,6 +100,9 @@ impl AnecFile {
                 ))
             })?;
             *tile = tiles(t.section_size, &t.name)?;
+            if t.role == TensorRole::Intermediate {
+                continue;
+            }
             let [n, c, hh, w, _] = t.dims;
             if let Some(slot) = f.nchw.get_mut(i) {
                 *slot = [n, c, hh, w, t.strides[1], t.strides[2]];

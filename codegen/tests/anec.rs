@@ -59,6 +59,7 @@ fn anec_accepts_intermediates_at_their_bar() {
     h.tensors.push(common::tensor("tmp", TensorRole::Intermediate, 3, 64, 300));
     let f = AnecFile::from_hwx(&h).unwrap();
     assert_eq!((f.tiles[3], f.src_count, f.dst_count), (3, 2, 1));
+    assert_eq!(f.nchw[3], [0; 6], "eiln/anecc gives intermediates tiles only");
 }
 
 #[test]

@@ -7,6 +7,14 @@ mod common;
 use anec_codegen::{check_canonical, parse_hwx, read_anec, read_hwx, write_anec};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
+/// The reference files plus our own file with an intermediate tensor (its reader paths
+/// are not in any reference file).
+fn files() -> Vec<(String, Vec<u8>)> {
+    let mut files = common::fixtures();
+    files.push(("chain (ours)".into(), anec_codegen::write_hwx(&common::chain()).unwrap()));
+    files
+}
+
 /// End of the header part (commands, symbols, strings, relocations) of a reference file.
 fn header_end(bytes: &[u8]) -> usize {
     let f = parse_hwx(bytes).unwrap();
@@ -25,7 +33,7 @@ fn readers_do_not_panic(bytes: &[u8], what: &str) -> bool {
 
 #[test]
 fn truncation_is_always_an_error() {
-    for (name, bytes) in common::fixtures() {
+    for (name, bytes) in files() {
         let end = header_end(&bytes);
         let cuts = (0..=end + 8).chain((end..bytes.len()).step_by(0x3f));
         for len in cuts.filter(|&l| l < bytes.len()) {
@@ -40,7 +48,7 @@ fn truncation_is_always_an_error() {
 
 #[test]
 fn corrupted_bytes_never_panic() {
-    for (name, bytes) in common::fixtures() {
+    for (name, bytes) in files() {
         let end = header_end(&bytes);
         for pos in 0..end {
             for mask in [0xFFu8, 0x01] {
@@ -54,7 +62,7 @@ fn corrupted_bytes_never_panic() {
 
 #[test]
 fn corrupted_words_never_panic() {
-    for (name, bytes) in common::fixtures() {
+    for (name, bytes) in files() {
         let end = header_end(&bytes);
         for pos in (0..end.saturating_sub(4)).step_by(4) {
             for word in [u32::MAX, 0, 0x8000_0000, 0x3000_0000] {

@@ -83,7 +83,7 @@ fn rejects(change: impl FnOnce(&mut anec_codegen::Hwx), needle: &str) -> Codegen
 
 #[test]
 fn invalid_content_is_an_error() {
-    rejects(|h| h.tensors[0].role = TensorRole::Intermediate, "intermediate");
+    rejects(|h| h.tensors[0].role = TensorRole::Intermediate, "follows intermediate");
     rejects(|h| h.tensors[0].bar = 1, "BAR index 1");
     rejects(|h| h.tensors[0].bar = 32, "BAR index 32");
     rejects(|h| h.tensors[1].bar = 5, "reuses BAR index 5");

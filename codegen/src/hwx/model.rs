@@ -5,15 +5,22 @@
 //! Everything the layout derives (load-command sizes, virtual addresses, file offsets, the
 //! BAR table, string offsets) is computed, not stored.
 
-/// Role of a bound tensor; decides its segment protection and its section name.
+/// Role of a bound tensor; decides its segment, protection and section name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum TensorRole {
-    /// Program input: section `__const`, protection r (1/1), flavor-3 kind 1.
+    /// Program input: segment `__FVMLIB`, section `__const`, protection r (1/1), an
+    /// `LC_LOADFVMLIB` binding, flavor-3 kind 1.
     Input,
-    /// Program output: section `__data`, protection w (2/2), flavor-3 kind 2.
+    /// Program output: segment `__FVMLIB`, section `__data`, protection w (2/2), an
+    /// `LC_LOADFVMLIB` binding, flavor-3 kind 2.
     Output,
-    /// Intermediate buffer: protection rw (3/3). No v4.2.1 reference file binds one, so
-    /// the `.hwx` writer rejects it (the `.anec` writer accepts it).
+    /// Intermediate buffer, written by one TD and read by a later one. No v4.2.1
+    /// reference file has one; the layout is inferred (`docs/formats/hwx.md`):
+    /// segment `__DATA`, section `__bss`, protection rw (3/3), segment flags 4, on the page
+    /// after the previous tensor (as eiln/anecc reads them), no `LC_LOADFVMLIB` and no
+    /// stabs string, a symbol and a flavor-3 thread of kind 3. Intermediates must follow
+    /// every input and output in [`Hwx::tensors`]. The first goes to BAR 3 in the files
+    /// eiln/anecc converts (`tiles[3]`); the writer accepts any free BAR in 2..32.
     Intermediate,
 }
 
@@ -35,7 +42,8 @@ pub struct BoundTensor {
     /// Section size: the exact byte extent of the buffer (`__FVMLIB` section size).
     pub section_size: u64,
     /// The size word of the flavor-3 state (+0x80): the whole buffer for inputs, the byte
-    /// extent up to the last element for outputs, as Apple writes them.
+    /// extent up to the last element for outputs, as Apple writes them (no reference for
+    /// intermediates: the writer stores what it is given).
     pub state_size: u64,
 }
 
@@ -97,14 +105,16 @@ pub struct Hwx {
     pub state_858: u32,
     /// Procedure / network name (`net`).
     pub network: String,
-    /// Bound tensors in `__FVMLIB` segment order.
+    /// Bound tensors in segment (and address) order: the inputs and outputs (`__FVMLIB`),
+    /// then the intermediates (`__DATA`). An intermediate before an input or output is an
+    /// error.
     pub tensors: Vec<BoundTensor>,
     /// Symbols into `__const`, in symbol-table order.
     pub const_symbols: Vec<ConstSymbol>,
     /// The `LC_IDENT` banner text.
     pub ident: String,
-    /// Order of the flavor-3 `LC_THREAD` commands, as indices into `tensors`; empty means
-    /// `tensors` order. Added for byte-exact files: in sum.hwx the segments, bindings and
+    /// Order of the flavor-3 `LC_THREAD` commands, as indices into `tensors` (every
+    /// tensor has one, intermediates included); empty means `tensors` order. Added for byte-exact files: in sum.hwx the segments, bindings and
     /// symbols list `image2, image, probs@output` but the threads `image, image2,
     /// probs@output` (name order, or the network's declaration order: one file cannot
     /// tell). The writer requires a permutation.

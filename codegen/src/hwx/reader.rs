@@ -16,7 +16,7 @@ use super::file::{
 use super::model::{BoundTensor, ConstSymbol, Hwx, TensorRole};
 use super::symtab::{CONST_SECTION, NLIST_SIZE, N_SECT_EXT};
 use super::thread::{self, ProgramState, TensorState, FLAVOR_PROGRAM, FLAVOR_TENSOR};
-use super::writer::write_hwx;
+use super::writer::{write_hwx, INTERMEDIATE_PROT, INTERMEDIATE_SECTION, INTERMEDIATE_SEGMENT};
 use crate::bytes::{add, Input};
 use crate::CodegenError;
 
@@ -312,29 +312,47 @@ fn single_program(f: &HwxFile) -> Result<ProgramState, CodegenError> {
     Ok(p)
 }
 
-/// The bound tensors and the flavor-3 thread order: `__FVMLIB` segments matched in order
-/// with `LC_LOADFVMLIB`s, and by name with flavor-3 threads.
+/// The bound tensors and the flavor-3 thread order. Inputs and outputs are the
+/// `__FVMLIB` segments, matched in order with the `LC_LOADFVMLIB`s that name them;
+/// intermediates are the `__DATA` segments, named by the symbol at their address (see
+/// `writer` for this inferred layout). Flavor-3 threads are matched to tensors by name.
 fn read_tensors(f: &HwxFile, p: &ProgramState) -> Result<(Vec<BoundTensor>, Vec<usize>), CodegenError> {
-    let segments: Vec<_> = f.segments().filter(|s| s.name == "__FVMLIB").collect();
+    let fvmlib: Vec<_> = f.segments().filter(|s| s.name == "__FVMLIB").collect();
+    let intermediate: Vec<_> = f.segments().filter(|s| s.name == INTERMEDIATE_SEGMENT).collect();
     let libs: Vec<_> = f.fvmlibs().collect();
     let states =
         f.threads().filter(|t| t.flavor == FLAVOR_TENSOR).map(thread::decode_tensor).collect::<Result<Vec<_>, _>>()?;
-    if libs.len() != segments.len() || states.len() != segments.len() {
+    if libs.len() != fvmlib.len() || states.len() != fvmlib.len() + intermediate.len() {
         return Err(CodegenError::Unsupported(format!(
-            "{} __FVMLIB segments, {} LC_LOADFVMLIB, {} flavor-3 threads: expected one of each per tensor",
-            segments.len(),
+            "{} __FVMLIB segments, {} LC_LOADFVMLIB, {} {INTERMEDIATE_SEGMENT} segments, {} flavor-3 threads: \
+             expected one binding per __FVMLIB segment and one thread per segment",
+            fvmlib.len(),
             libs.len(),
+            intermediate.len(),
             states.len()
         )));
+    }
+    let mut bound = Vec::new();
+    for (seg, lib) in fvmlib.iter().zip(&libs) {
+        if u64::from(lib.header_addr) != seg.vmaddr {
+            return Err(CodegenError::Unsupported(format!(
+                "LC_LOADFVMLIB {:?} at {:#x} binds {:#x}, but the matching __FVMLIB segment is at {:#x}",
+                lib.name, lib.header.offset, lib.header_addr, seg.vmaddr
+            )));
+        }
+        bound.push((*seg, lib.name.clone()));
+    }
+    for seg in intermediate {
+        bound.push((seg, intermediate_name(f, seg)?));
     }
     let order = states
         .iter()
         .map(|st| {
-            let mut hits = libs.iter().enumerate().filter(|(_, l)| l.name == st.name);
+            let mut hits = bound.iter().enumerate().filter(|(_, (_, name))| *name == st.name);
             match (hits.next(), hits.next()) {
                 (Some((i, _)), None) => Ok(i),
                 _ => Err(CodegenError::Unsupported(format!(
-                    "flavor-3 thread of {:?} matches no single LC_LOADFVMLIB",
+                    "flavor-3 thread of {:?} matches no single bound tensor",
                     st.name
                 ))),
             }
@@ -345,44 +363,55 @@ fn read_tensors(f: &HwxFile, p: &ProgramState) -> Result<(Vec<BoundTensor>, Vec<
     if sorted.iter().enumerate().any(|(k, &i)| k != i) {
         return Err(CodegenError::Unsupported(format!("flavor-3 threads {order:?} do not name each tensor once")));
     }
-    let tensors = segments
+    let tensors = bound
         .iter()
-        .zip(&libs)
         .enumerate()
-        .map(|(i, (seg, lib))| {
+        .map(|(i, (seg, name))| {
             let k = order.iter().position(|&o| o == i).unwrap_or(i);
             let st = states.get(k).ok_or_else(|| missing("flavor-3 thread"))?;
-            read_tensor(seg, lib, st, p)
+            read_tensor(seg, name, st, p)
         })
         .collect::<Result<Vec<_>, _>>()?;
     let identity = order.iter().enumerate().all(|(k, &i)| k == i);
     Ok((tensors, if identity { Vec::new() } else { order }))
 }
 
-/// One bound tensor from its segment, its binding and its thread state.
-fn read_tensor(
-    seg: &Segment,
-    lib: &LoadFvmlib,
-    st: &TensorState,
-    p: &ProgramState,
-) -> Result<BoundTensor, CodegenError> {
-    let at = seg.header.offset;
-    if u64::from(lib.header_addr) != seg.vmaddr {
-        return Err(CodegenError::Unsupported(format!(
-            "LC_LOADFVMLIB {:?} at {:#x} binds {:#x}, but the matching __FVMLIB segment is at {:#x}",
-            lib.name, lib.header.offset, lib.header_addr, seg.vmaddr
-        )));
+/// The name of the intermediate whose segment is `seg`: the `N_SECT|N_EXT` symbol defined
+/// in its section at its address.
+fn intermediate_name(f: &HwxFile, seg: &Segment) -> Result<String, CodegenError> {
+    let mut number = 0u64;
+    for s in f.segments() {
+        if s.header.offset == seg.header.offset {
+            break;
+        }
+        number += s.sections.len() as u64;
     }
+    let sect = number + 1;
+    let symtab = f.symtab().ok_or_else(|| missing("LC_SYMTAB"))?;
+    let mut hits =
+        symtab.symbols.iter().filter(|s| s.n_type == N_SECT_EXT && u64::from(s.sect) == sect && s.value == seg.vmaddr);
+    match (hits.next(), hits.next()) {
+        (Some(s), None) => Ok(s.name.clone()),
+        _ => Err(CodegenError::Unsupported(format!(
+            "{INTERMEDIATE_SEGMENT} segment at {:#x} (section {sect}, address {:#x}) is named by no single symbol",
+            seg.header.offset, seg.vmaddr
+        ))),
+    }
+}
+
+/// One bound tensor from its segment, its name and its thread state.
+fn read_tensor(seg: &Segment, name: &str, st: &TensorState, p: &ProgramState) -> Result<BoundTensor, CodegenError> {
+    let at = seg.header.offset;
     let sect = match seg.sections.as_slice() {
         [s] => s,
-        _ => return Err(CodegenError::bad("__FVMLIB nsects", at + 64, seg.nsects.into(), "1")),
+        _ => return Err(CodegenError::bad(format!("{} nsects", seg.name), at + 64, seg.nsects.into(), "1")),
     };
-    check_tensor_state(st, &lib.name, &p.name)?;
-    let (role, bar) = (role_of(seg)?, bar_of(p, seg.vmaddr, &lib.name)?);
+    let role = role_of(seg)?;
+    check_tensor_state(st, name, &p.name, role)?;
     Ok(BoundTensor {
-        name: lib.name.clone(),
+        name: name.to_string(),
         role,
-        bar,
+        bar: bar_of(p, seg.vmaddr, name)?,
         dtype_code: st.dtype,
         dims: st.dims.map(u64::from),
         strides: st.strides,
@@ -391,13 +420,24 @@ fn read_tensor(
     })
 }
 
-/// The role a `__FVMLIB` segment's protection gives.
+/// The role a tensor segment's name and protection give: `__FVMLIB` r = input,
+/// `__FVMLIB` w = output, `__DATA` rw = intermediate.
 fn role_of(seg: &Segment) -> Result<TensorRole, CodegenError> {
-    match seg.initprot {
-        1 => Ok(TensorRole::Input),
-        2 => Ok(TensorRole::Output),
-        3 => Ok(TensorRole::Intermediate),
-        other => Err(CodegenError::bad("__FVMLIB initprot", seg.header.offset + 60, other.into(), "1, 2 or 3")),
+    match (seg.name.as_str(), seg.initprot) {
+        ("__FVMLIB", 1) => Ok(TensorRole::Input),
+        ("__FVMLIB", 2) => Ok(TensorRole::Output),
+        (INTERMEDIATE_SEGMENT, INTERMEDIATE_PROT) => Ok(TensorRole::Intermediate),
+        ("__FVMLIB", 3) => Err(CodegenError::Unsupported(format!(
+            "__FVMLIB segment at {:#x} with protection 3: intermediates are read as \
+             {INTERMEDIATE_SEGMENT},{INTERMEDIATE_SECTION} segments",
+            seg.header.offset
+        ))),
+        (name, other) => Err(CodegenError::bad(
+            format!("{name} initprot"),
+            seg.header.offset + 60,
+            other.into(),
+            "1 or 2 for __FVMLIB, 3 for __DATA",
+        )),
     }
 }
 
@@ -410,8 +450,16 @@ fn bar_of(p: &ProgramState, addr: u64, name: &str) -> Result<u8, CodegenError> {
         .ok_or_else(|| CodegenError::Malformed(format!("tensor {name:?} at {addr:#x} is in no BAR")))
 }
 
-/// Refuses a flavor-3 state holding what [`BoundTensor`] cannot.
-fn check_tensor_state(st: &TensorState, name: &str, network: &str) -> Result<(), CodegenError> {
+/// Refuses a flavor-3 state holding what [`BoundTensor`] cannot, or a role word other
+/// than the one the segment's role gives.
+fn check_tensor_state(st: &TensorState, name: &str, network: &str, role: TensorRole) -> Result<(), CodegenError> {
+    if st.role != thread::role_word(role) {
+        return Err(CodegenError::Unsupported(format!(
+            "flavor-3 thread of {name:?} has role word {} but its segment makes it {role:?} ({})",
+            st.role,
+            thread::role_word(role)
+        )));
+    }
     let fixed = st.word_10 == thread::TENSOR_WORD_10 && st.word_78 == thread::TENSOR_WORD_78;
     if !fixed || !st.other_words.is_empty() {
         return Err(CodegenError::Unsupported(format!(

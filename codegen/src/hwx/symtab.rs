@@ -2,9 +2,16 @@
 //!
 //! Symbol order: the `__const` chunk symbols (type `N_SECT|N_EXT` 0xF, section 2, desc
 //! 2, value = `__const` address + offset); one symbol per bound tensor (0xF, section
-//! 3 + i, desc 2 for inputs and 0 for outputs, value = its virtual address); the ten
-//! fixed stabs base types ([`BASE_TYPES`], type `N_LSYM` 0x80, all else 0); one stabs
-//! shape string per tensor (type `N_GSYM` 0x20, desc = its first type number).
+//! 3 + i, desc 2 for inputs and 0 for outputs and intermediates, value = its virtual
+//! address); the ten fixed stabs base types ([`BASE_TYPES`], type `N_LSYM` 0x80, all
+//! else 0); one stabs shape string per input or output (type `N_GSYM` 0x20, desc = its
+//! first type number).
+//!
+//! Intermediates (no reference file has one): their symbol, with desc 0, is inferred;
+//! they get no stabs string because eiln/anecc counts the `:t...:5` shape strings of
+//! real files and asserts there is one per input and output. Intermediates come after
+//! every input and output, so neither choice moves the section or type numbers of the
+//! others.
 //!
 //! The string table starts with one NUL (index 0 is the empty name), then every name
 //! with its NUL in symbol order, no sharing; `strsize` is exact (no padding).
@@ -96,7 +103,7 @@ pub(crate) fn entries(h: &Hwx, const_addr: u64, addrs: &[u64]) -> Result<Vec<Ent
     for base in BASE_TYPES {
         out.push(entry(base, N_LSYM, 0, 0, 0)?);
     }
-    for (i, t) in (0u64..).zip(&h.tensors) {
+    for (i, t) in (0u64..).zip(h.tensors.iter().filter(|t| t.role != TensorRole::Intermediate)) {
         let first = add(FIRST_TENSOR_TYPE, mul(i, 5, "stabs type number")?, "stabs type number")?;
         let desc = fit_u16(first, "first stabs type number (n_desc)")?;
         out.push(entry(&stabs_string(t, first), N_GSYM, 0, desc, 0)?);

@@ -12,8 +12,9 @@
 //!   0x824 `0xffff`; 0x83C offset of the network name; 0x850 and 0x858 two unknown
 //!   words (0x11 and 3 in the reference files); 0x860 the network name.
 //!
-//! Flavor 3, one tensor (count 0x1E):
-//! - 0x10 `3`; 0x14 role (1 input, 2 output); 0x18 offset of the network name;
+//! Flavor 3, one per bound tensor (count 0x1E; intermediates get one too, inferred):
+//! - 0x10 `3`; 0x14 role (1 input, 2 output, 3 intermediate: see [`role_word`]);
+//!   0x18 offset of the network name;
 //!   0x20 offset of the tensor name; 0x24 dtype; 0x28 u32 N, C, H, W, D;
 //!   0x3C..0x50 zero; 0x50 u64 byte strides N, C, H, W, D; 0x78 `1`;
 //!   0x7C offset of a second copy of the tensor name; 0x80 u64 state size;
@@ -72,7 +73,7 @@ pub struct ProgramState {
 pub struct TensorState {
     /// 0x10 (3).
     pub word_10: u32,
-    /// 0x14: 1 input, 2 output.
+    /// 0x14: 1 input, 2 output, 3 intermediate (inferred, see [`role_word`]).
     pub role: u32,
     /// 0x18: offset of the network name.
     pub network_offset: u32,
@@ -267,22 +268,18 @@ pub(crate) fn encode_program(h: &Hwx, bars: &[u64; BAR_COUNT], first_td: u64) ->
     finish(out, &[&name])
 }
 
-/// Flavor-3 role word of a tensor.
-fn role_word(role: TensorRole) -> Result<u32, CodegenError> {
+/// Flavor-3 role word (+0x14) of a tensor.
+///
+/// 1 (input) and 2 (output) are what every reference file holds; in all of them the word
+/// equals the protection of the tensor's segment (inputs r = 1, outputs w = 2). No
+/// reference file has an intermediate, so its 3 is inferred from that pattern (its
+/// `__DATA,__bss` segment is rw = 3, as eiln/anecc expects).
+pub fn role_word(role: TensorRole) -> u32 {
     match role {
-        TensorRole::Input => Ok(1),
-        TensorRole::Output => Ok(2),
-        TensorRole::Intermediate => Err(intermediate_unsupported()),
+        TensorRole::Input => 1,
+        TensorRole::Output => 2,
+        TensorRole::Intermediate => 3,
     }
-}
-
-/// The error for an intermediate tensor in an `.hwx`.
-pub(crate) fn intermediate_unsupported() -> CodegenError {
-    CodegenError::Unsupported(
-        "an intermediate bound tensor: no v4.2.1 reference file shows its segment, section \
-         or thread layout"
-            .into(),
-    )
 }
 
 /// The flavor-3 command of tensor `t` of the network `network`.
@@ -294,7 +291,7 @@ pub(crate) fn encode_tensor(network: &str, t: &BoundTensor) -> Result<Vec<u8>, C
     let name2_at = name_at + len64(&name) + 1;
     let mut out = begin(FLAVOR_TENSOR, TENSOR_WORDS);
     out.u32(TENSOR_WORD_10);
-    out.u32(role_word(t.role)?);
+    out.u32(role_word(t.role));
     out.u32(fit_u32(net_at, "flavor-3 network name offset")?);
     out.u32(0);
     out.u32(fit_u32(name_at, "flavor-3 tensor name offset")?);

@@ -2,23 +2,41 @@
 //!
 //! Everything except the content of [`Hwx`] is derived here:
 //! - load commands in the order `__PAGEZERO`, `__TEXT`, one `__FVMLIB` segment per
-//!   tensor, one `LC_LOADFVMLIB` per tensor, the flavor-1 thread, one flavor-3 thread
-//!   per tensor, `LC_IDENT`, `LC_SYMTAB`;
+//!   input or output, one `__DATA` segment (section `__bss`) per intermediate, one
+//!   `LC_LOADFVMLIB` per input or output, the flavor-1 thread, one flavor-3 thread per
+//!   tensor (intermediates included), `LC_IDENT`, `LC_SYMTAB`;
 //! - addresses: `__text` at 0x30000000, `__const` at `round_up(text, 0x40)` after it,
 //!   `__TEXT` spanning both rounded to 0x4000, tensors on following 0x4000 pages in model
-//!   order, each `round_up(section_size, 0x4000)` long;
+//!   order (intermediates last), each `round_up(section_size, 0x4000)` long;
 //! - file: header, commands, symbols, strings, then (8-aligned) the `__text`
 //!   relocations; zeros up to 0x4000, where `__TEXT` starts; the file ends with `__TEXT`.
 //!   If the header part outgrows 0x4000 (never seen in a reference file), `__TEXT` moves
 //!   to the next multiple of 0x4000.
 //!
 //! Every value written into a fixed-width field is range-checked.
+//!
+//! Intermediate tensors: no v4.2.1 reference file has one, so their layout is the one the
+//! public evidence supports best (`docs/formats/hwx.md`, "Intermediate tensors"):
+//! - segment `__DATA`, prot rw (3/3), one section, flags `SG_NORELOC` (4) without
+//!   `SG_FVMLIB`: eiln/anecc (`anect/__init__.py`) recognises an intermediate buffer by
+//!   exactly (maxprot, initprot, nsects, flags) = (3, 3, 1, 4), and Apple's own H17
+//!   `cnn_frame_enhancer_96p.H17.espresso.hwx` lists a `__DATA` segment with a `__bss`
+//!   section after its `__FVMLIB` windows;
+//! - on the 0x4000 page right after the previous tensor: anecc walks the buffers as one
+//!   contiguous chain starting at the page after `__TEXT`;
+//! - no `LC_LOADFVMLIB` and no stabs shape string: the runtime hands the program one
+//!   anonymous intermediate buffer (`intermediateBufferHandle`), only inputs and outputs
+//!   are named ports, and anecc asserts that the `:t...:5` shape strings count exactly the
+//!   inputs and outputs;
+//! - inferred without evidence: section flags `S_ZEROFILL` (1), align 2^14, a flavor-3
+//!   thread with role 3, and an `N_SECT|N_EXT` symbol with desc 0 (these keep the name
+//!   and shape so that reading the file back gives the same [`Hwx`]).
 
 use super::commands::{self, SectionSpec, SegmentSpec, RELOC_SIZE, SECTION_SIZE, SEGMENT_SIZE, SYMTAB_SIZE};
 use super::file::{BAR_COUNT, CONST_ALIGN, HEADER_SIZE, PAGE, TEXT_VMADDR};
 use super::model::{BoundTensor, Hwx, TensorRole};
 use super::symtab;
-use super::thread::{self, intermediate_unsupported};
+use super::thread;
 use crate::bytes::{add, len64, round_up, Output};
 use crate::CodegenError;
 
@@ -36,6 +54,17 @@ const CONST_FLAGS: u32 = 0x26;
 const INPUT_FLAGS: u32 = 0x21;
 /// Section flags of an output's `__FVMLIB,__data`.
 const OUTPUT_FLAGS: u32 = 0x23;
+/// Segment of an intermediate (eiln/anecc's flags 4 rule out `__FVMLIB`'s `SG_FVMLIB`;
+/// Apple's H17 files name it `__DATA`).
+pub const INTERMEDIATE_SEGMENT: &str = "__DATA";
+/// Section of an intermediate (Apple's H17 files: `__DATA,__bss`).
+pub const INTERMEDIATE_SECTION: &str = "__bss";
+/// Protection of an intermediate's segment, rw (eiln/anecc).
+pub const INTERMEDIATE_PROT: u32 = 3;
+/// Section flags of an intermediate's `__DATA,__bss`: `S_ZEROFILL`, the standard type of
+/// a `__bss` section. Inferred: Apple's tensor sections use non-standard types (0x21,
+/// 0x23), so its real value may differ.
+const INTERMEDIATE_FLAGS: u32 = 0x1;
 /// log2 alignment of `__text` and of tensor sections.
 const PAGE_ALIGN_LOG2: u32 = 14;
 /// log2 alignment of `__TEXT,__const`.
@@ -71,9 +100,6 @@ impl Layout {
         bars[1] = const_addr;
         let (mut tensor_addrs, mut tensor_sizes) = (Vec::new(), Vec::new());
         for t in &h.tensors {
-            if t.role == TensorRole::Intermediate {
-                return Err(intermediate_unsupported());
-            }
             let size = round_up(t.section_size, PAGE, "tensor segment size")?;
             set_bar(&mut bars, t.bar, next, &t.name)?;
             tensor_addrs.push(next);
@@ -102,9 +128,10 @@ fn set_bar(bars: &mut [u64; BAR_COUNT], index: u8, addr: u64, name: &str) -> Res
 ///
 /// # Errors
 /// [`CodegenError::Invalid`] for inconsistent content (a BAR index outside 2..32 or
-/// taken twice, a relocation or symbol outside its section, a NUL in a name, a
-/// `state_order` that is not a permutation), [`CodegenError::Overflow`] for a value too
-/// wide for its field, [`CodegenError::Unsupported`] for an intermediate tensor.
+/// taken twice, a relocation or symbol outside its section, a NUL in a name, a tensor
+/// name used twice, an intermediate listed before an input or output, a `state_order`
+/// that is not a permutation), [`CodegenError::Overflow`] for a value too wide for its
+/// field.
 pub fn write_hwx(h: &Hwx) -> Result<Vec<u8>, CodegenError> {
     check_content(h)?;
     let layout = Layout::new(h)?;
@@ -113,8 +140,10 @@ pub fn write_hwx(h: &Hwx) -> Result<Vec<u8>, CodegenError> {
     parts.assemble(h, &layout, text_off)
 }
 
-/// Checks what the layout does not: relocation targets and symbol offsets.
+/// Checks what the layout does not: relocation targets, symbol offsets, tensor names and
+/// the place of intermediates.
 fn check_content(h: &Hwx) -> Result<(), CodegenError> {
+    check_tensors(&h.tensors)?;
     for r in &h.relocations {
         commands::relocation_info(r)?;
         let end = u64::from(r.address) + (1u64 << r.length);
@@ -139,6 +168,30 @@ fn check_content(h: &Hwx) -> Result<(), CodegenError> {
     Ok(())
 }
 
+/// Tensor names must be unique (the reader matches threads to segments by name), and
+/// intermediates must follow every input and output: their `__DATA` segments come after
+/// the `__FVMLIB` ones, and load-command order is address order.
+fn check_tensors(tensors: &[BoundTensor]) -> Result<(), CodegenError> {
+    let mut names = std::collections::HashSet::new();
+    let mut seen_intermediate = None;
+    for t in tensors {
+        if !names.insert(t.name.as_str()) {
+            return Err(CodegenError::Invalid(format!("tensor name {:?} is used twice", t.name)));
+        }
+        match (t.role, seen_intermediate) {
+            (TensorRole::Intermediate, _) => seen_intermediate = Some(&t.name),
+            (_, Some(before)) => {
+                return Err(CodegenError::Invalid(format!(
+                    "{:?} tensor {:?} follows intermediate {before:?}; intermediates go after every input and output",
+                    t.role, t.name
+                )))
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The pieces of the header part whose sizes do not depend on where `__TEXT` goes.
 struct Parts {
     /// `__FVMLIB` segments, `LC_LOADFVMLIB`s, threads and `LC_IDENT`, in order.
@@ -155,10 +208,12 @@ impl Parts {
         let mut middle = Vec::new();
         for (i, t) in h.tensors.iter().enumerate() {
             let (addr, size) = (at(&l.tensor_addrs, i)?, at(&l.tensor_sizes, i)?);
-            middle.push(commands::segment(&fvmlib_segment(t.role, t.section_size, addr, size))?);
+            middle.push(commands::segment(&tensor_segment(t.role, t.section_size, addr, size))?);
         }
         for (t, &addr) in h.tensors.iter().zip(&l.tensor_addrs) {
-            middle.push(commands::loadfvmlib(&t.name, addr)?);
+            if t.role != TensorRole::Intermediate {
+                middle.push(commands::loadfvmlib(&t.name, addr)?);
+            }
         }
         middle.push(thread::encode_program(h, &l.bars, TEXT_VMADDR)?);
         for t in state_order(h)? {
@@ -307,23 +362,28 @@ fn text_segment(h: &Hwx, l: &Layout, text_off: u64, reloff: u64) -> Result<Segme
     })
 }
 
-/// The `__FVMLIB` segment of a tensor: no file bytes, one section.
-fn fvmlib_segment(role: TensorRole, section_size: u64, addr: u64, vmsize: u64) -> SegmentSpec<'static> {
-    let (sect, prot, flags) = match role {
-        TensorRole::Input => ("__const", 1, INPUT_FLAGS),
-        _ => ("__data", 2, OUTPUT_FLAGS),
+/// The segment of a tensor: no file bytes, one section. Inputs and outputs get an
+/// `__FVMLIB` segment (as in every reference file), intermediates a `__DATA,__bss` one
+/// (see the module documentation for the evidence).
+fn tensor_segment(role: TensorRole, section_size: u64, addr: u64, vmsize: u64) -> SegmentSpec<'static> {
+    let (seg, sect, prot, seg_flags, flags) = match role {
+        TensorRole::Input => ("__FVMLIB", "__const", 1, FVMLIB_SEGMENT_FLAGS, INPUT_FLAGS),
+        TensorRole::Output => ("__FVMLIB", "__data", 2, FVMLIB_SEGMENT_FLAGS, OUTPUT_FLAGS),
+        TensorRole::Intermediate => {
+            (INTERMEDIATE_SEGMENT, INTERMEDIATE_SECTION, INTERMEDIATE_PROT, SG_NORELOC, INTERMEDIATE_FLAGS)
+        }
     };
     SegmentSpec {
-        name: "__FVMLIB",
+        name: seg,
         vmaddr: addr,
         vmsize,
         fileoff: 0,
         filesize: 0,
         prot,
-        flags: FVMLIB_SEGMENT_FLAGS,
+        flags: seg_flags,
         sections: vec![SectionSpec {
             name: sect,
-            segment: "__FVMLIB",
+            segment: seg,
             addr,
             size: section_size,
             offset: 0,

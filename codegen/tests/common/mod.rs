@@ -79,3 +79,30 @@ pub fn synthetic() -> Hwx {
         relocations: [0x74, 0x78, 0x374, 0x674].into_iter().map(Relocation::const_word).collect(),
     }
 }
+
+/// A two-TD chain `image -> tmp -> out@output` (conv -> conv shaped): the first TD
+/// writes the intermediate `tmp`, the second reads it. Inputs and outputs take Apple's
+/// v4.2.1 BARs (output 4, input 5); the intermediate takes BAR 3, where eiln/anecc puts
+/// it. `tmp` is 64 planes of 0x280 bytes = 0xa000 bytes, three 16 KiB tiles.
+pub fn chain() -> Hwx {
+    let text: Vec<u8> = (0..0x300 + 0x274).map(|i: u32| (i * 11 % 241) as u8).collect();
+    Hwx {
+        cpu_subtype: 4,
+        text,
+        consts: vec![0; 0x4000],
+        td_count: 2,
+        td_words: 0x9c,
+        state_850: 0x11,
+        state_858: 3,
+        network: "net".into(),
+        tensors: vec![
+            tensor("image", TensorRole::Input, 5, 3, 77),
+            tensor("out@output", TensorRole::Output, 4, 16, 77),
+            tensor("tmp", TensorRole::Intermediate, 3, 64, 300),
+        ],
+        const_symbols: Vec::new(),
+        ident: "ANEC v1\nanec test\n".into(),
+        state_order: Vec::new(),
+        relocations: Vec::new(),
+    }
+}

@@ -47,7 +47,7 @@ pub enum Error {
         /// The file.
         file: String,
         /// The tool's error.
-        source: Box<dyn std::error::Error + Send + Sync>,
+        source: anec_tools::ToolError,
     },
     /// An unknown target name.
     #[error("unknown target '{0}'; valid targets: {valid}", valid = crate::target::Target::names().join(", "))]

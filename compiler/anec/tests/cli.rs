@@ -147,7 +147,7 @@ fn compile_then_diff_against_apple_exits_zero() {
             apple.to_str().unwrap_or(""),
         ]);
         assert_eq!(d.status.code(), Some(0), "{name} differs:\n{}", String::from_utf8_lossy(&d.stdout));
-        let strict = anec(&["diff", ours.to_str().unwrap_or(""), apple.to_str().unwrap_or("")]);
+        let strict = anec(&["diff", "--strict", ours.to_str().unwrap_or(""), apple.to_str().unwrap_or("")]);
         assert_eq!(strict.status.code(), Some(1), "{name}: the banner always differs");
     }
 }

@@ -22,21 +22,33 @@ pub fn dump(file: &Path) -> Result<ExitCode, Error> {
 }
 
 /// Runs `anec diff`: exit 0 when equal, 1 when different, 2 on error.
-pub fn diff(a: &Path, b: &Path, ignore_ident: bool, ignore_symbol_hashes: bool) -> Result<ExitCode, Error> {
-    let opts = DiffOptions { ignore_ident, ignore_symbol_hashes };
-    let name = format!("{} vs {}", a.display(), b.display());
-    let diffs = match diff_files_with(&read(a)?, &read(b)?, &opts) {
-        Ok(d) => d,
-        Err(source) => {
-            let e = Error::Tool { file: name, source };
+pub fn diff(a: &Path, b: &Path, strict: bool) -> Result<ExitCode, Error> {
+    match diff_inner(a, b, strict) {
+        Ok(code) => Ok(code),
+        Err(e) => {
             eprintln!("error: {e}");
-            return Ok(ExitCode::from(2));
+            Ok(ExitCode::from(2))
         }
+    }
+}
+
+fn diff_inner(a: &Path, b: &Path, strict: bool) -> Result<ExitCode, Error> {
+    let (left, right) = (read(a)?, read(b)?);
+    let tool_err = |source| Error::Tool { file: format!("{} vs {}", a.display(), b.display()), source };
+    let all = diff_files_with(&left, &right, &DiffOptions::default()).map_err(tool_err)?;
+    let counted = if strict {
+        all.clone()
+    } else {
+        let opts = DiffOptions { ignore_ident: true, ignore_symbol_hashes: true };
+        diff_files_with(&left, &right, &opts).map_err(tool_err)?
     };
-    let mut text = String::new();
-    for d in &diffs {
-        text.push_str(&format!("{d}\n"));
+    let mut text: String = counted.iter().map(|d| format!("{d}\n")).collect();
+    let ignored = all.len().saturating_sub(counted.len());
+    if ignored > 0 {
+        text.push_str(&format!(
+            "note: {ignored} difference(s) in the LC_IDENT banner or weight-symbol hashes not counted (use --strict)\n"
+        ));
     }
     print(&text)?;
-    Ok(if diffs.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+    Ok(if counted.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -48,18 +48,19 @@ enum Command {
         /// The program file.
         file: PathBuf,
     },
-    /// Compare two programs field by field; exit 1 when they differ.
+    /// Compare two programs field by field; exit 1 when they differ, 2 on error.
+    ///
+    /// The LC_IDENT banner and the hash part of `K<sha256>` weight-symbol names identify
+    /// the compiler and its hashing, not the program: their differences are reported as a
+    /// note unless --strict makes them count.
     Diff {
         /// First program.
         a: PathBuf,
         /// Second program.
         b: PathBuf,
-        /// Ignore the LC_IDENT banner text.
+        /// Count banner and symbol-hash differences too.
         #[arg(long)]
-        ignore_ident: bool,
-        /// Ignore the hash part of `K<sha256>` weight symbol names.
-        #[arg(long)]
-        ignore_symbol_hashes: bool,
+        strict: bool,
     },
 }
 
@@ -68,9 +69,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
     match args.command {
         Command::Compile { input, target, output, emit } => compile::run(&input, &target, &output, emit),
         Command::Dump { file } => inspect::dump(&file),
-        Command::Diff { a, b, ignore_ident, ignore_symbol_hashes } => {
-            inspect::diff(&a, &b, ignore_ident, ignore_symbol_hashes)
-        }
+        Command::Diff { a, b, strict } => inspect::diff(&a, &b, strict),
     }
 }
 
