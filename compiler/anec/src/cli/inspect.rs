@@ -46,7 +46,7 @@ fn diff_inner(a: &Path, b: &Path, strict: bool) -> Result<ExitCode, Error> {
     let ignored = all.len().saturating_sub(counted.len());
     if ignored > 0 {
         text.push_str(&format!(
-            "note: {ignored} difference(s) in the LC_IDENT banner or weight-symbol hashes not counted (use --strict)\n"
+            "note: {ignored} difference(s) in the LC_IDENT banner (and the file offsets its length moves) or weight-symbol hashes not counted (use --strict)\n"
         ));
     }
     print(&text)?;

@@ -1,0 +1,33 @@
+//! The one error type of the crate.
+//!
+//! Every failure to read an input is an `Err` naming the input and the reason; nothing
+//! here panics on malformed files.
+
+use anec_codegen::CodegenError;
+
+/// Errors of the dump and diff tools.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ToolError {
+    /// The input has the `.hwx` magic but does not parse as one.
+    #[error("malformed .hwx file: {0}")]
+    Hwx(#[source] CodegenError),
+    /// The input has no `.hwx` magic and does not read as an `.anec` file either.
+    #[error("not an .hwx file (no 0xBEEFFACE magic) and not a readable .anec file: {0}")]
+    Anec(#[source] CodegenError),
+    /// One of the two inputs of a diff could not be read.
+    #[error("{side} input: {source}")]
+    Input {
+        /// `"left"` or `"right"`.
+        side: &'static str,
+        /// Why it could not be read.
+        #[source]
+        source: Box<ToolError>,
+    },
+}
+
+impl ToolError {
+    /// Tags an error with the diff side it came from.
+    pub(crate) fn on(self, side: &'static str) -> Self {
+        Self::Input { side, source: Box::new(self) }
+    }
+}

@@ -1,0 +1,24 @@
+//! Inspection tools for compiled Apple Neural Engine programs: dump and diff.
+//!
+//! - [`dump_file`] lists every field of an `.hwx` (detected by its `0xBEEFFACE` magic)
+//!   or `.anec` file as stable text: the header, every load command, the thread states
+//!   by name, the symbols, each task descriptor by register-map field, the weight chunks.
+//! - [`diff_files`] / [`diff_files_with`] compare two programs field by field and
+//!   return [`Difference`]s; [`DiffOptions`] can ignore `LC_IDENT` and symbol hashes.
+//!
+//! Both read the same field tree (`tree`), so what a diff reports is what a dump shows.
+//! Malformed input is a [`ToolError`], never a panic. Nothing here prints; the `anec`
+//! CLI does (see `docs/tools.md`).
+
+pub mod diff;
+pub mod dump;
+pub mod error;
+
+mod compare;
+mod names;
+mod program;
+mod tree;
+
+pub use diff::{diff_files, diff_files_with, DiffOptions, Difference};
+pub use dump::dump_file;
+pub use error::ToolError;
