@@ -21,8 +21,18 @@ const FIRST_OUTPUT_BAR: usize = 4;
 /// BARs reserved for intermediates, in the order used (eiln/anecc places the one
 /// intermediate buffer of v4.2.1 programs at BAR 3).
 const INTERMEDIATE_BARS: [usize; 2] = [3, 2];
-/// Element type code of fp16 in the thread state and stabs strings.
-const FP16_CODE: u32 = 5;
+/// Element type code of a tensor in the thread state and the stabs strings: the stabs
+/// type number of the element type in the catalog every v4.2.1 file carries
+/// (`int8:t2`, `uint8:t3`, `float16:t5`). Only fp16 (5) is seen on a bound tensor in the
+/// reference files; the 8-bit codes follow the same catalog (inferred).
+fn dtype_code(dtype: DType) -> Option<u32> {
+    match dtype {
+        DType::F16 => Some(5),
+        DType::U8 => Some(3),
+        DType::I8 => Some(2),
+        DType::F32 => None,
+    }
+}
 
 /// Every bound tensor and the surface of every value.
 #[derive(Debug, Clone, Default)]
@@ -53,13 +63,13 @@ fn bound(
     bar: usize,
 ) -> Result<(BoundTensor, Surface), BackendError> {
     let ty = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
-    if ty.dtype != DType::F16 {
+    let Some(code) = dtype_code(ty.dtype) else {
         return Err(BackendError::Unsupported {
             layer: name.to_string(),
             op: "tensor".into(),
-            reason: format!("{} tensors are not bound on h13g yet (only fp16)", ty.dtype),
+            reason: format!("{} tensors cannot be bound on h13g (fp16, u8, i8 only)", ty.dtype),
         });
-    }
+    };
     if bar >= BAR_COUNT {
         return Err(BackendError::Unsupported {
             layer: name.to_string(),
@@ -73,7 +83,7 @@ fn bound(
         name: name.to_string(),
         role,
         bar: bar as u8,
-        dtype_code: FP16_CODE,
+        dtype_code: code,
         dims: [ty.n, ty.c, ty.h, ty.w, ty.d].map(u64::from),
         strides: [s.batch, s.plane, s.row, elem, s.depth],
         section_size: s.buffer_size(&ty),
