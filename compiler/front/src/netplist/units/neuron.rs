@@ -11,40 +11,8 @@ use super::{Lowered, UnitCx};
 use crate::netplist::reader::Result;
 use anec_ir::{Attr, Attrs, OpCode};
 
-/// The neuron modes of `docs/ops.md`.
-pub(crate) const MODES: [&str; 31] = [
-    "relu",
-    "sigmoid",
-    "sigmoid_high_precision",
-    "tanh",
-    "clamped_relu",
-    "leaky_relu",
-    "relu_n",
-    "swish",
-    "swish_hard",
-    "sigmoid_hard",
-    "sqr",
-    "sqrt",
-    "rsqrt",
-    "inv",
-    "log2",
-    "exp2",
-    "exp",
-    "elu",
-    "sign",
-    "sin",
-    "cos",
-    "gelu",
-    "degamma",
-    "trunc",
-    "round_nearest",
-    "floor",
-    "ceil",
-    "erf",
-    "threshold_relu",
-    "gamma",
-    "abs",
-];
+/// The neuron modes of `docs/ops.md`, owned by the IR's verifier.
+pub(crate) use anec_ir::verify::NEURON_MODES as MODES;
 
 /// Other spellings (normalized: lower case, no underscores) and the mode they mean.
 const ALIASES: [(&str, &str); 5] = [
