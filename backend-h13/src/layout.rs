@@ -82,7 +82,7 @@ impl L2Region {
     pub fn new(base: u64, c: u32, h: u32, w: u32, dtype: DType) -> L2Region {
         let channel = round_up(u64::from(w) * dtype.size() as u64, 16);
         let plane_row = channel * u64::from(c);
-        let row = if plane_row % L2_ROW_PAD_EVERY == 0 { plane_row + L2_ROW_PAD } else { plane_row };
+        let row = if plane_row.is_multiple_of(L2_ROW_PAD_EVERY) { plane_row + L2_ROW_PAD } else { plane_row };
         L2Region { base, channel, row, plane: plane_row * u64::from(h), size: row * u64::from(h) }
     }
 

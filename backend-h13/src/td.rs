@@ -82,7 +82,7 @@ impl TdImage {
     /// Writes a whole data word that carries no named field (one of the 49 unnamed words).
     pub fn set_unnamed(&mut self, offset: u16, value: u32) -> Result<(), BackendError> {
         let in_block = regmap::block_of(offset).is_some();
-        if offset % 4 != 0 || !in_block || !regmap::is_unnamed_word(offset) {
+        if !offset.is_multiple_of(4) || !in_block || !regmap::is_unnamed_word(offset) {
             return Err(BackendError::NotAnUnnamedWord(offset));
         }
         self.words[usize::from(offset) / 4] = value;
@@ -97,7 +97,7 @@ impl TdImage {
             .filter(|f| f.word == offset)
             .map(|f| (f.max() as u32) << f.shift)
             .fold(0, |a, m| a | m);
-        if offset % 4 != 0 || usize::from(offset) >= TD_SIZE || named & bits != 0 {
+        if !offset.is_multiple_of(4) || usize::from(offset) >= TD_SIZE || named & bits != 0 {
             return Err(BackendError::NotAnUnnamedWord(offset));
         }
         self.words[usize::from(offset) / 4] |= bits;

@@ -51,7 +51,7 @@ pub fn encode_task(task: &Task, pos: ChainPos) -> Result<TdImage, BackendError> 
 
 /// Writes a byte quantity into a field counted in `unit`-byte units, checking alignment.
 fn set_units(td: &mut TdImage, field: &str, bytes: u64, unit: u64) -> Result<(), BackendError> {
-    if bytes % unit != 0 {
+    if !bytes.is_multiple_of(unit) {
         return Err(BackendError::Internal(format!("{field}: {bytes:#x} is not a multiple of {unit}")));
     }
     td.set(field, bytes / unit)
@@ -62,7 +62,7 @@ fn set_units(td: &mut TdImage, field: &str, bytes: u64, unit: u64) -> Result<(),
 fn set_unnamed_units(td: &mut TdImage, offset: u16, bytes: u64, shift: u32, width: u32) -> Result<(), BackendError> {
     let unit = 1u64 << shift;
     let max = ((1u64 << width) - 1) * unit;
-    if bytes % unit != 0 || bytes > max {
+    if !bytes.is_multiple_of(unit) || bytes > max {
         return Err(BackendError::FieldOverflow {
             layer: String::new(),
             field: format!("word {offset:#x}"),

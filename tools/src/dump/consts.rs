@@ -23,7 +23,7 @@ pub(super) fn hwx_weights(f: &HwxFile) -> Node {
         .map(|s| (s.value.wrapping_sub(addr), format!("{:?}", s.name)))
         .collect();
     starts.sort_by_key(|(offset, _)| *offset);
-    if starts.first().map_or(true, |(o, _)| *o > 0) {
+    if starts.first().is_none_or(|(o, _)| *o > 0) {
         starts.insert(0, (0, "(no symbol)".into()));
     }
     weights("__TEXT,__const", &f.consts, &starts)

@@ -17,7 +17,10 @@ pub(super) fn fill(n: &mut Node, t: &Thread) {
     let decoded = match t.flavor {
         FLAVOR_PROGRAM => decode_program(t).map(|p| program(n, &p)),
         FLAVOR_TENSOR => decode_tensor(t).map(|s| tensor(n, &s)),
-        _ => Ok(raw(n, t)),
+        _ => {
+            raw(n, t);
+            Ok(())
+        }
     };
     if let Err(e) = decoded {
         n.field("decode error", e.to_string());
