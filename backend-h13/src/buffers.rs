@@ -65,6 +65,7 @@ fn bound(
     let ty = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
     let Some(code) = dtype_code(ty.dtype) else {
         return Err(BackendError::Unsupported {
+            line: 0,
             layer: name.to_string(),
             op: "tensor".into(),
             reason: format!("{} tensors cannot be bound on h13g (fp16, u8, i8 only)", ty.dtype),
@@ -72,6 +73,7 @@ fn bound(
     };
     if bar >= BAR_COUNT {
         return Err(BackendError::Unsupported {
+            line: 0,
             layer: name.to_string(),
             op: "tensor".into(),
             reason: format!("more than {BAR_COUNT} buffers"),
@@ -107,6 +109,7 @@ pub fn bind(m: &Module, groups: &[Group]) -> Result<Buffers, BackendError> {
     for (p, bar) in m.outputs.iter().zip(out_bars) {
         if b.surfaces.contains_key(&p.value) {
             return Err(BackendError::Unsupported {
+                line: p.loc.line,
                 layer: p.name.clone(),
                 op: "output".into(),
                 reason: "an output that is an input or another output needs a copy, not supported yet".into(),

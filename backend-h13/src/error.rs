@@ -27,8 +27,10 @@ pub enum BackendError {
     #[error("internal error: TD offset {0:#x} is not an unnamed data word")]
     NotAnUnnamedWord(u16),
     /// The layer has no H13 lowering.
-    #[error("layer '{layer}' ({op}): not supported on h13g: {reason}")]
+    #[error("{}layer '{layer}' ({op}): not supported on h13g: {reason}", at_line(*line))]
     Unsupported {
+        /// Source line of the layer (0 when unknown).
+        line: u32,
         /// Layer name.
         layer: String,
         /// Op name.
@@ -39,4 +41,13 @@ pub enum BackendError {
     /// The module is malformed in a way the verifier should have caught.
     #[error("internal error: {0}")]
     Internal(String),
+}
+
+/// `line N: ` for a known source line, nothing otherwise.
+fn at_line(line: u32) -> String {
+    if line == 0 {
+        String::new()
+    } else {
+        format!("line {line}: ")
+    }
 }

@@ -81,7 +81,12 @@ pub fn lower(
 }
 
 fn unsupported(op: &Op, reason: &str) -> BackendError {
-    BackendError::Unsupported { layer: op.name.clone(), op: op.opcode.name().to_string(), reason: reason.to_string() }
+    BackendError::Unsupported {
+        line: op.loc.line,
+        layer: op.name.clone(),
+        op: op.opcode.name().to_string(),
+        reason: reason.to_string(),
+    }
 }
 
 fn attr<'a>(op: &'a Op, name: &str) -> Result<&'a Attr, BackendError> {

@@ -35,6 +35,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let tasks = groups.iter().map(|g| lower_group(m, g, &bufs, &mut consts)).collect::<Result<Vec<_>, _>>()?;
     if tasks.is_empty() {
         return Err(BackendError::Unsupported {
+            line: 0,
             layer: m.name.clone(),
             op: "network".into(),
             reason: "the network has no layers".into(),
