@@ -16,6 +16,21 @@ const SRC2_FMT_BASE: u32 = 0x30;
 /// Unnamed word 0x1AC: 0x100 whenever the NE runs.
 const WORD_1AC_NE: u32 = 0x100;
 
+/// Row, plane and depth stride fields of each block (Apple's names differ between them).
+const SRC_STRIDES: [&str; 3] = ["RowStride.Stride", "PlaneStride.PlaneStride", "DepthStride.Stride"];
+const DST_STRIDES: [&str; 3] = ["RowStride.RowStride", "PlaneStride.PlaneStride", "DepthStride.DepthStride"];
+
+/// Strides (64-byte units) and the format fields both tile-DMA blocks share.
+fn set_layout(td: &mut TdImage, block: &str, strides: [&str; 3], s: &Surface) -> Result<(), BackendError> {
+    let bytes = [s.strides.row, s.strides.plane, s.strides.depth];
+    for (field, b) in strides.iter().zip(bytes) {
+        set_units(td, &format!("{block}.{field}"), b, 64)?;
+    }
+    td.set(&format!("{block}.Fmt.FmtMode"), 1)?;
+    td.set(&format!("{block}.Fmt.Truncate"), 3)?;
+    td.set(&format!("{block}.Fmt.MemFmt"), fmt_code(s.ty.dtype)?)
+}
+
 /// Writes the source block.
 pub fn encode_src(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
@@ -23,12 +38,7 @@ pub fn encode_src(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     td.set("TileDMASrc.DMAConfig.CacheHint", 2)?;
     td.set("TileDMASrc.DMAConfig.CacheHintReuse", 0xE)?;
     td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 0xC)?;
-    set_units(td, "TileDMASrc.RowStride.Stride", src.strides.row, 64)?;
-    set_units(td, "TileDMASrc.PlaneStride.PlaneStride", src.strides.plane, 64)?;
-    set_units(td, "TileDMASrc.DepthStride.Stride", src.strides.depth, 64)?;
-    td.set("TileDMASrc.Fmt.FmtMode", 1)?;
-    td.set("TileDMASrc.Fmt.Truncate", 3)?;
-    td.set("TileDMASrc.Fmt.MemFmt", fmt_code(src.ty.dtype)?)?;
+    set_layout(td, "TileDMASrc", SRC_STRIDES, src)?;
     td.set("TileDMASrc.Fmt.Interleave", 1)?;
     match t.sources.get(1) {
         Some(src2) => encode_src2(td, src2)?,
@@ -58,12 +68,7 @@ pub fn encode_dst(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     td.set("TileDMADst.DMAConfig.En", 1)?;
     td.set("TileDMADst.DMAConfig.CacheHint", 3)?;
     td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(!t.engine.is_conv()))?;
-    set_units(td, "TileDMADst.RowStride.RowStride", d.strides.row, 64)?;
-    set_units(td, "TileDMADst.PlaneStride.PlaneStride", d.strides.plane, 64)?;
-    set_units(td, "TileDMADst.DepthStride.DepthStride", d.strides.depth, 64)?;
-    td.set("TileDMADst.Fmt.FmtMode", 1)?;
-    td.set("TileDMADst.Fmt.Truncate", 3)?;
-    td.set("TileDMADst.Fmt.MemFmt", fmt_code(d.ty.dtype)?)?;
+    set_layout(td, "TileDMADst", DST_STRIDES, d)?;
     let pad = u64::from(t.engine.uses_ne());
     td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;
     td.set("TileDMADst.Fmt.ZeroPadFirst", pad)?;
