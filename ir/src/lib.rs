@@ -4,9 +4,12 @@
 //! H, W order). Each [`OpCode`] has a verifier in [`verify`]; the module prints in MLIR's
 //! generic op syntax ([`mod@print`]) and parses back ([`parse`]) to an equal module.
 //!
+//! [`mil`] holds the MIL program tree that the MIL front ends build and `passes` lowers.
+//!
 //! This crate depends on nothing else of the project.
 
 pub mod attr;
+pub mod mil;
 pub mod module;
 pub mod opcode;
 pub mod parse;

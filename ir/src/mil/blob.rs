@@ -1,0 +1,71 @@
+//! Resolved weight data: the bytes behind `BLOBFILE(path, offset)` references.
+//!
+//! The front end reads MILBlob files (memory-mapped when large) and fills a [`BlobTable`];
+//! passes read the data through it without copying. [`SharedBytes`] is a cheap-to-clone
+//! window into a buffer that owns the bytes (a `Vec<u8>` or a memory map).
+
+use super::types::ScalarType;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A window into a shared, immutable byte buffer.
+#[derive(Clone)]
+pub struct SharedBytes {
+    buf: Arc<dyn AsRef<[u8]> + Send + Sync>,
+    range: Range<usize>,
+}
+
+impl SharedBytes {
+    /// Bytes owned by a vector.
+    pub fn from_vec(v: Vec<u8>) -> Self {
+        let len = v.len();
+        SharedBytes { buf: Arc::new(v), range: 0..len }
+    }
+
+    /// A window `range` of a shared buffer; `None` when it does not fit.
+    pub fn window(buf: Arc<dyn AsRef<[u8]> + Send + Sync>, range: Range<usize>) -> Option<Self> {
+        let len = (*buf).as_ref().len();
+        (range.start <= range.end && range.end <= len).then_some(SharedBytes { buf, range })
+    }
+
+    /// The bytes.
+    pub fn as_slice(&self) -> &[u8] {
+        (*self.buf).as_ref().get(self.range.clone()).unwrap_or(&[])
+    }
+}
+
+impl PartialEq for SharedBytes {
+    fn eq(&self, other: &Self) -> bool {
+        self.as_slice() == other.as_slice()
+    }
+}
+
+impl fmt::Debug for SharedBytes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "SharedBytes({} bytes)", self.range.len())
+    }
+}
+
+/// Where a blob is referenced from: the path as written and the metadata offset.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct BlobKey {
+    /// The path as written (`@model_path/weights/weight.bin`).
+    pub path: String,
+    /// The `offset` of the BLOBFILE reference (its metadata record).
+    pub offset: u64,
+}
+
+/// One blob: its stored element type and raw little-endian bytes (sub-byte types packed
+/// as stored, without the padding bits).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BlobData {
+    /// The element type recorded in the blob's metadata.
+    pub dtype: ScalarType,
+    /// The data bytes.
+    pub bytes: SharedBytes,
+}
+
+/// Every resolved blob of a program.
+pub type BlobTable = BTreeMap<BlobKey, BlobData>;

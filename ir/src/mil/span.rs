@@ -1,0 +1,56 @@
+//! Source spans of MIL nodes.
+//!
+//! A span is a byte range into the text the node was parsed from. Spans are for
+//! diagnostics only: they compare equal whatever their positions, so that two programs
+//! with the same meaning but different layout (or one printed and re-parsed) are equal.
+
+/// A byte range `start..end` in the source text.
+#[derive(Debug, Clone, Copy, Default, Eq, Hash)]
+pub struct Span {
+    /// First byte.
+    pub start: u32,
+    /// One past the last byte.
+    pub end: u32,
+}
+
+impl Span {
+    /// The span of nodes that have no text (protobuf input, built in code).
+    pub const NONE: Span = Span { start: 0, end: 0 };
+
+    /// A span from byte offsets (saturating at `u32::MAX`).
+    pub fn new(start: usize, end: usize) -> Self {
+        let c = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        Span { start: c(start), end: c(end) }
+    }
+
+    /// True for [`Span::NONE`].
+    pub fn is_none(self) -> bool {
+        self.start == 0 && self.end == 0
+    }
+
+    /// The byte range.
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+
+    /// 1-based line and column of the start in `text`.
+    pub fn line_col(self, text: &str) -> (usize, usize) {
+        let start = (self.start as usize).min(text.len());
+        let before = text.get(..start).unwrap_or("");
+        let line = before.matches('\n').count() + 1;
+        let col = before.rfind('\n').map_or(start, |nl| start - nl - 1) + 1;
+        (line, col)
+    }
+}
+
+impl PartialEq for Span {
+    /// Spans never distinguish nodes: see the module header.
+    fn eq(&self, _other: &Span) -> bool {
+        true
+    }
+}
