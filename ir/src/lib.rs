@@ -9,6 +9,7 @@
 //! This crate depends on nothing else of the project.
 
 pub mod attr;
+pub mod diagnostic;
 pub mod mil;
 pub mod module;
 pub mod opcode;
@@ -23,6 +24,7 @@ mod tests;
 mod testutil;
 
 pub use attr::{Attr, Attrs};
+pub use diagnostic::Diagnostic;
 pub use module::{Blob, Layout, Location, Module, Op, Port, Value, ValueId};
 pub use opcode::OpCode;
 pub use parse::{parse_module, ParseError};

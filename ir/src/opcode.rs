@@ -30,11 +30,13 @@ pub enum OpCode {
     Sdpa,
     /// Layer normalization, optionally grouped (`anec.layer_norm`).
     LayerNorm,
+    /// Max or average pooling over H and W (`anec.pooling`).
+    Pooling,
 }
 
 impl OpCode {
     /// Every opcode, in a fixed order.
-    pub const ALL: [OpCode; 11] = [
+    pub const ALL: [OpCode; 12] = [
         OpCode::Conv,
         OpCode::Neuron,
         OpCode::GainOffsetControl,
@@ -46,6 +48,7 @@ impl OpCode {
         OpCode::Matmul,
         OpCode::Sdpa,
         OpCode::LayerNorm,
+        OpCode::Pooling,
     ];
 
     /// The printed name, with the dialect prefix.
@@ -62,6 +65,7 @@ impl OpCode {
             OpCode::Matmul => "anec.matmul",
             OpCode::Sdpa => "anec.sdpa",
             OpCode::LayerNorm => "anec.layer_norm",
+            OpCode::Pooling => "anec.pooling",
         }
     }
 

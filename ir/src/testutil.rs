@@ -101,6 +101,7 @@ pub(crate) fn sample(opcode: OpCode) -> Module {
         OpCode::Matmul => matmul(),
         OpCode::Sdpa => sdpa(),
         OpCode::LayerNorm => layer_norm(),
+        OpCode::Pooling => unary(opcode, f16(1, 8, 28, 28), f16(1, 8, 14, 14), pool_attrs()),
     }
 }
 
@@ -110,6 +111,10 @@ fn unary(opcode: OpCode, inp: TensorType, out: TensorType, attrs: Vec<(&str, Att
     let r = add_op(&mut m, opcode, "layer", &ins, &[out], attrs);
     outputs(&mut m, &r);
     m
+}
+
+fn pool_attrs() -> Vec<(&'static str, Attr)> {
+    vec![("kind", s("max")), ("kernel", ints(&[2, 2])), ("stride", ints(&[2, 2])), ("pad", ints(&[0, 0, 0, 0]))]
 }
 
 fn neuron_attrs() -> Vec<(&'static str, Attr)> {

@@ -107,7 +107,15 @@ impl ScalarType {
 
     /// True for the floating-point types.
     pub fn is_float(self) -> bool {
-        matches!(self, ScalarType::Fp16 | ScalarType::Fp32 | ScalarType::Fp64 | ScalarType::Bf16 | ScalarType::Fp8E4M3 | ScalarType::Fp8E5M2)
+        matches!(
+            self,
+            ScalarType::Fp16
+                | ScalarType::Fp32
+                | ScalarType::Fp64
+                | ScalarType::Bf16
+                | ScalarType::Fp8E4M3
+                | ScalarType::Fp8E5M2
+        )
     }
 }
 

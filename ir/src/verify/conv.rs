@@ -37,7 +37,7 @@ pub(super) fn verify_conv(cx: &mut OpCx<'_, '_>) {
 }
 
 /// Passes `v` through if every element is at least `min`, reporting otherwise.
-fn at_least(cx: &mut OpCx<'_, '_>, name: &str, v: Option<Vec<i64>>, min: i64) -> Option<Vec<i64>> {
+pub(super) fn at_least(cx: &mut OpCx<'_, '_>, name: &str, v: Option<Vec<i64>>, min: i64) -> Option<Vec<i64>> {
     let v = v?;
     if v.iter().any(|&x| x < min) {
         cx.err(format!("`{name}` values must be >= {min}, got {v:?}"));
@@ -84,7 +84,14 @@ fn check_weights(
 }
 
 /// Checks batch, depth and the spatial output size.
-fn check_output_size(cx: &mut OpCx<'_, '_>, x: &TensorType, out: &TensorType, k: &[i64], s: &[i64], p: &[i64]) {
+pub(super) fn check_output_size(
+    cx: &mut OpCx<'_, '_>,
+    x: &TensorType,
+    out: &TensorType,
+    k: &[i64],
+    s: &[i64],
+    p: &[i64],
+) {
     if out.n != x.n || out.d != x.d {
         cx.err(format!("result batch/depth {}/{} differ from operand {}/{}", out.n, out.d, x.n, x.d));
     }

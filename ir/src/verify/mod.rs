@@ -8,7 +8,7 @@
 //! - Resources (`resource.rs`): every `dense_resource` attribute names a blob the module
 //!   holds, with the attribute's element type and `elements * dtype size` bytes.
 //! - Per-op contracts of `docs/ops.md`, one function per op, grouped by family: `conv.rs`,
-//!   `neuron.rs`, `elementwise.rs`, `shape.rs`, `attention.rs`. They check operand and
+//!   `neuron.rs`, `pooling.rs`, `elementwise.rs`, `shape.rs`, `attention.rs`. They check operand and
 //!   result counts, shapes, element types, and attribute presence, kind and range; unknown
 //!   attributes are rejected so a misspelt name cannot pass silently.
 //!
@@ -20,6 +20,7 @@ mod check;
 mod conv;
 mod elementwise;
 mod neuron;
+mod pooling;
 mod resource;
 mod shape;
 mod ssa;
@@ -29,6 +30,7 @@ use crate::opcode::OpCode;
 use check::OpCx;
 pub use elementwise::ELEMENTWISE_KINDS;
 pub use neuron::NEURON_MODES;
+pub use pooling::POOLING_KINDS;
 use std::fmt;
 
 /// One verifier failure: what it concerns, where it came from, and the problem.
@@ -117,5 +119,6 @@ fn verify_op(cx: &mut OpCx<'_, '_>) {
         OpCode::Matmul => attention::verify_matmul(cx),
         OpCode::Sdpa => attention::verify_sdpa(cx),
         OpCode::LayerNorm => attention::verify_layer_norm(cx),
+        OpCode::Pooling => pooling::verify_pooling(cx),
     }
 }
