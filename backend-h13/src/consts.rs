@@ -54,6 +54,16 @@ impl ConstSection {
         k
     }
 
+    /// Adds a per-channel vector (bias or post-scale), named `K<sha256>_<suffix>` after the
+    /// `_bias` / `_scale` relocation names of later ANE compilers (seed ZinAneTd<8u>
+    /// relocations); the chunk is padded to 64 bytes.
+    pub fn add_vector(&mut self, data: &[u8], suffix: &str) -> KernelChunk {
+        let name = hash_name(&[data.to_vec()]);
+        let k = self.push(data);
+        self.symbols.push(ConstSymbol { name: format!("K{name}_{suffix}"), offset: k.offset });
+        k
+    }
+
     /// The section bytes (padded to the last chunk's end, or 0x4000 zeros when empty) and
     /// its symbols.
     pub fn finish(mut self) -> (Vec<u8>, Vec<ConstSymbol>) {

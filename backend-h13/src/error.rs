@@ -38,6 +38,9 @@ pub enum BackendError {
         /// Why.
         reason: String,
     },
+    /// Several layers failed; every one is reported (one per line, in op order).
+    #[error("{}", join_lines(.0))]
+    Several(Vec<BackendError>),
     /// The module is malformed in a way the verifier should have caught.
     #[error("internal error: {0}")]
     Internal(String),
@@ -50,4 +53,9 @@ fn at_line(line: u32) -> String {
     } else {
         format!("line {line}: ")
     }
+}
+
+/// The errors' messages, one per line.
+fn join_lines(errs: &[BackendError]) -> String {
+    errs.iter().map(ToString::to_string).collect::<Vec<_>>().join("\n")
 }

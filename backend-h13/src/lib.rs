@@ -6,10 +6,12 @@
 //! activation tables in `__const`.
 //!
 //! Layout: `regmap` (fields and blocks), `td` (the register image), `task` (engine-level
-//! facts of one TD), `lower` (ops to tasks), `encode` (tasks to registers, one file per
-//! block), `layout`, `buffers`, `weights`, `activation`, `consts`, `program`.
+//! facts of one TD), `lower` (ops to tasks; `window` checks kernel/stride/padding, `affine`
+//! lowers gain/offset), `encode` (tasks to registers, one file per block), `layout`,
+//! `buffers`, `weights`, `activation`, `consts`, `program`.
 
 pub mod activation;
+pub mod affine;
 pub mod buffers;
 pub mod consts;
 pub mod encode;
@@ -21,6 +23,7 @@ pub mod regmap;
 pub mod task;
 pub mod td;
 pub mod weights;
+pub mod window;
 
 pub use error::BackendError;
 pub use program::{compile, Options};

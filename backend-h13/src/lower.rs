@@ -1,22 +1,25 @@
 //! Lowering of anec ops to H13 tasks, one function per op family.
 //!
 //! Each function reads the op's verified attributes and operand/result surfaces and
-//! returns the [`Task`] its TD encodes; weights and tables go into the const section.
+//! returns the [`Task`] its TD encodes; weights, tables and per-channel vectors go into
+//! the const section.
 
 use crate::activation::{self, TableFn};
+use crate::affine::gain_offset;
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
-use crate::task::{ConvGeom, Engine, NeAffine, Nonlinear, PeOp, Surface, Task};
+use crate::task::{ChannelVectors, ConvGeom, Engine, NeAffine, Nonlinear, PeOp, PoolMode, Surface, Task};
 use crate::weights;
+use crate::window::{unsupported, window};
 use anec_ir::{Attr, Module, Op, OpCode};
 use anec_passes::Group;
 use half::f16;
 
-/// Splits the generic fusion groups into what one H13 task runs: a fused gain/offset must
-/// be scalar, and a fused activation must be native ReLU (a table-driven activation needs
-/// kernel channel 0, which the convolution's weights use). Ops left out become groups of
-/// their own.
+/// Splits the generic fusion groups into what one H13 task runs: a fused gain/offset
+/// (scalar or per channel) joins the convolution's task, and a fused activation must be
+/// native ReLU (a table-driven activation needs kernel channel 0, which the
+/// convolution's weights use). Ops left out become groups of their own.
 pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
     let mut out = Vec::new();
     for g in groups {
@@ -24,7 +27,7 @@ pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
         for i in g.ops().into_iter().skip(1) {
             let Some(op) = m.ops.get(i) else { continue };
             let fits = match op.opcode {
-                OpCode::GainOffsetControl => cur.neuron.is_none() && is_scalar_goc(op),
+                OpCode::GainOffsetControl => cur.neuron.is_none(),
                 OpCode::Neuron => op.attr("mode").and_then(Attr::as_str) == Some("relu"),
                 _ => false,
             };
@@ -42,10 +45,6 @@ pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
     out
 }
 
-fn is_scalar_goc(op: &Op) -> bool {
-    op.attr("scale_data").is_none() && op.attr("bias_data").is_none()
-}
-
 /// Lowers one group to one task: the head's task, with the fused stages applied and the
 /// group's last result as destination.
 pub fn lower_group(m: &Module, g: &Group, bufs: &Buffers, consts: &mut ConstSection) -> Result<Task, BackendError> {
@@ -55,7 +54,7 @@ pub fn lower_group(m: &Module, g: &Group, bufs: &Buffers, consts: &mut ConstSect
         last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
     let mut t = lower(m, op(g.head)?, bufs.surface(*result)?, bufs, consts)?;
     if let Some(i) = g.goc {
-        t.affine = goc_affine(op(i)?)?;
+        (t.affine, t.vectors) = gain_offset(m, op(i)?, t.dest.ty.c, consts)?;
     }
     if g.neuron.is_some() {
         t.nonlinear = Nonlinear::Relu;
@@ -73,33 +72,17 @@ pub fn lower(
 ) -> Result<Task, BackendError> {
     match op.opcode {
         OpCode::Conv => lower_conv(m, op, bufs, dest, consts),
+        OpCode::Pooling => lower_pool(op, bufs, dest),
         OpCode::Neuron => lower_neuron(op, bufs, dest, consts),
-        OpCode::GainOffsetControl => lower_goc(op, bufs, dest),
+        OpCode::GainOffsetControl => lower_goc(m, op, bufs, dest, consts),
         OpCode::ScaledElementwise => lower_scaled_ew(op, bufs, dest),
         other => Err(unsupported(op, &format!("{other} has no H13 lowering yet"))),
-    }
-}
-
-fn unsupported(op: &Op, reason: &str) -> BackendError {
-    BackendError::Unsupported {
-        line: op.loc.line,
-        layer: op.name.clone(),
-        op: op.opcode.name().to_string(),
-        reason: reason.to_string(),
     }
 }
 
 fn attr<'a>(op: &'a Op, name: &str) -> Result<&'a Attr, BackendError> {
     op.attr(name)
         .ok_or_else(|| BackendError::Internal(format!("verified {} '{}' lacks attribute {name}", op.opcode, op.name)))
-}
-
-fn int_pair(op: &Op, name: &str) -> Result<[u32; 2], BackendError> {
-    let v = attr(op, name)?.as_int_array().unwrap_or_default();
-    match v.as_slice() {
-        [a, b] => Ok([u32::try_from(*a).unwrap_or(u32::MAX), u32::try_from(*b).unwrap_or(u32::MAX)]),
-        _ => Err(BackendError::Internal(format!("{name} of '{}' is not a pair", op.name))),
-    }
 }
 
 fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) -> Result<Task, BackendError> {
@@ -115,7 +98,15 @@ fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) -> Result<T
         nonlinear: Nonlinear::None,
         pe: None,
         affine: NeAffine::default(),
+        vectors: ChannelVectors::default(),
+        pool: None,
     })
+}
+
+/// The convolution geometry of a window, `groups` and `ocg_size`.
+fn geometry(op: &Op, groups: u32, ocg_size: u32) -> Result<ConvGeom, BackendError> {
+    let w = window(op)?;
+    Ok(ConvGeom { kh: w.kh, kw: w.kw, sy: w.sy, sx: w.sx, pad_top: w.pad_top, pad_left: w.pad_left, groups, ocg_size })
 }
 
 fn lower_conv(
@@ -126,30 +117,38 @@ fn lower_conv(
     consts: &mut ConstSection,
 ) -> Result<Task, BackendError> {
     let mut t = base_task(op, bufs, dest, Engine::NeConv)?;
-    let [kh, kw] = int_pair(op, "kernel")?;
-    let [sy, sx] = int_pair(op, "stride")?;
-    let pad = attr(op, "pad")?.as_int_array().unwrap_or_default();
-    if pad.len() != 4 || pad[0] != pad[1] || pad[2] != pad[3] {
-        return Err(unsupported(op, "asymmetric padding is not supported on h13g yet"));
-    }
     let groups = attr(op, "groups")?.as_int().unwrap_or(1);
     let (name, _) = attr(op, "weights")?
         .as_resource()
         .ok_or_else(|| BackendError::Internal(format!("weights of '{}' is not a resource", op.name)))?;
     let blob = m.resources.get(name).ok_or_else(|| BackendError::Internal(format!("no blob {name}")))?;
     let bank = weights::bank(blob, t.dest.ty.c)?;
+    t.conv = geometry(op, u32::try_from(groups).unwrap_or(u32::MAX), bank.ocg_size)?;
     t.kernel = consts.add_weights(&bank.chunks);
     t.kernel_fmt = Some(bank.fmt);
-    t.conv = ConvGeom {
-        kh,
-        kw,
-        sy,
-        sx,
-        pad_top: u32::try_from(pad[0]).unwrap_or(u32::MAX),
-        pad_left: u32::try_from(pad[2]).unwrap_or(u32::MAX),
-        groups: u32::try_from(groups).unwrap_or(u32::MAX),
-        ocg_size: bank.ocg_size,
-    };
+    Ok(t)
+}
+
+/// Pooling: a unity-kernel window over each channel; max sets MaxPoolMode, average
+/// scales the window sum by 1 / (kh * kw) through the post-scale.
+fn lower_pool(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+    let mut t = base_task(op, bufs, dest, Engine::NePool)?;
+    t.conv = geometry(op, 1, 0)?;
+    let padded = window(op)?.padded;
+    t.pool = Some(match attr(op, "kind")?.as_str().unwrap_or_default() {
+        "max" => PoolMode::Max,
+        "avg" => {
+            if padded && op.attr("exclude_padding").and_then(Attr::as_bool) == Some(true) {
+                let reason = "average pooling that excludes padding from the count (the H13 post-scale is one \
+                              constant 1 / (kh * kw) for every window)";
+                return Err(unsupported(op, reason));
+            }
+            let area = f64::from(t.conv.kh * t.conv.kw);
+            t.affine.scale = f16::from_f64(1.0 / area).to_bits();
+            PoolMode::Avg
+        }
+        other => return Err(unsupported(op, &format!("pooling kind '{other}'"))),
+    });
     Ok(t)
 }
 
@@ -172,16 +171,16 @@ fn fp16_bits(op: &Op, name: &str, default: f64) -> u16 {
     f16::from_f64(v).to_bits()
 }
 
-fn goc_affine(op: &Op) -> Result<NeAffine, BackendError> {
-    if !is_scalar_goc(op) {
-        return Err(unsupported(op, "per-channel gain/offset (BiasScaleGroupData) is not supported on h13g yet"));
-    }
-    Ok(NeAffine { scale: fp16_bits(op, "scale", 1.0), bias: fp16_bits(op, "bias", 0.0) })
-}
-
-fn lower_goc(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+/// A gain/offset that is not fused into a convolution: an NE pass task.
+fn lower_goc(
+    m: &Module,
+    op: &Op,
+    bufs: &Buffers,
+    dest: Surface,
+    consts: &mut ConstSection,
+) -> Result<Task, BackendError> {
     let mut t = base_task(op, bufs, dest, Engine::NePass)?;
-    t.affine = goc_affine(op)?;
+    (t.affine, t.vectors) = gain_offset(m, op, t.dest.ty.c, consts)?;
     Ok(t)
 }
 
@@ -196,4 +195,146 @@ fn lower_scaled_ew(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, Backe
     };
     t.pe = Some(PeOp { mode, bias: 0, scale: fp16_bits(op, "scale", 1.0) });
     Ok(t)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::buffers;
+    use anec_ir::{Blob, DType, Location, Port, TensorType, ValueId};
+
+    fn ints(v: &[i64]) -> Attr {
+        Attr::Array(v.iter().map(|&x| Attr::Int(x)).collect())
+    }
+
+    fn push(
+        m: &mut Module,
+        opcode: OpCode,
+        name: &str,
+        x: ValueId,
+        out: TensorType,
+        attrs: Vec<(&str, Attr)>,
+    ) -> ValueId {
+        let r = m.add_value(out);
+        let attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        m.ops.push(Op {
+            opcode,
+            name: name.into(),
+            operands: vec![x],
+            results: vec![r],
+            attrs,
+            loc: Location::default(),
+        });
+        r
+    }
+
+    /// `input 1x8x6x6 -> pooling(kind, 3x3, stride 3, pad) -> output`.
+    fn pool_module(kind: &str, pad: &[i64], exclude: bool) -> Module {
+        let mut m = Module::new("net");
+        let x = m.add_value(TensorType::nchw(1, 8, 6, 6, DType::F16));
+        m.inputs.push(Port { name: "x".into(), value: x, layout: Default::default(), loc: Location::default() });
+        // (6 + pads - 3) / 3 + 1 = 2 for pads of 0 or 1 per side.
+        let out = TensorType::nchw(1, 8, 2, 2, DType::F16);
+        let attrs = vec![
+            ("kind", Attr::Str(kind.into())),
+            ("kernel", ints(&[3, 3])),
+            ("stride", ints(&[3, 3])),
+            ("pad", ints(pad)),
+            ("exclude_padding", Attr::Bool(exclude)),
+        ];
+        let r = push(&mut m, OpCode::Pooling, "pool", x, out, attrs);
+        m.outputs.push(Port {
+            name: "y@output".into(),
+            value: r,
+            layout: Default::default(),
+            loc: Location::default(),
+        });
+        m
+    }
+
+    fn lower_only(m: &Module) -> Result<Task, BackendError> {
+        let groups = vec![Group { head: 0, goc: None, neuron: None }];
+        let bufs = buffers::bind(m, &groups)?;
+        lower_group(m, &groups[0], &bufs, &mut ConstSection::default())
+    }
+
+    #[test]
+    fn average_pool_is_a_unity_window_scaled_by_one_ninth() {
+        let t = lower_only(&pool_module("avg", &[0, 0, 0, 0], false)).unwrap();
+        assert_eq!((t.engine, t.pool), (Engine::NePool, Some(PoolMode::Avg)));
+        assert_eq!((t.conv.kh, t.conv.kw, t.conv.sy, t.conv.sx), (3, 3, 3, 3));
+        assert_eq!(t.affine.scale, f16::from_f64(1.0 / 9.0).to_bits());
+        let t = lower_only(&pool_module("max", &[0, 0, 0, 0], false)).unwrap();
+        assert_eq!((t.pool, t.affine.scale), (Some(PoolMode::Max), 0x3C00));
+    }
+
+    #[test]
+    fn average_pool_excluding_padding_is_refused() {
+        let e = lower_only(&pool_module("avg", &[1, 1, 1, 1], true)).unwrap_err().to_string();
+        assert!(e.contains("layer 'pool'") && e.contains("excludes padding"), "{e}");
+        assert!(lower_only(&pool_module("avg", &[0, 0, 0, 0], true)).is_ok());
+    }
+
+    /// `conv 1x1 3->3 -> goc(bias_data) -> relu`.
+    fn conv_goc_relu() -> Module {
+        let mut m = Module::new("net");
+        let ty = TensorType::nchw(1, 3, 1, 1, DType::F16);
+        let x = m.add_value(ty);
+        m.inputs.push(Port { name: "x".into(), value: x, layout: Default::default(), loc: Location::default() });
+        m.resources.insert("c.weights".into(), Blob { dtype: DType::F16, bytes: vec![0; 18] });
+        m.resources.insert("g.bias_data".into(), Blob { dtype: DType::F16, bytes: vec![0, 0x3c, 0, 0x40, 0, 0x42] });
+        let w = Attr::Resource { name: "c.weights".into(), ty: TensorType::nchw(3, 3, 1, 1, DType::F16) };
+        let conv = vec![
+            ("kernel", ints(&[1, 1])),
+            ("stride", ints(&[1, 1])),
+            ("pad", ints(&[0, 0, 0, 0])),
+            ("groups", Attr::Int(1)),
+            ("weights", w),
+            ("kernel_group_reuse", Attr::Bool(false)),
+        ];
+        let c = push(&mut m, OpCode::Conv, "c", x, ty, conv);
+        let b = Attr::Resource { name: "g.bias_data".into(), ty };
+        let g = push(&mut m, OpCode::GainOffsetControl, "g", c, ty, vec![("bias_data", b)]);
+        let r = push(&mut m, OpCode::Neuron, "r", g, ty, vec![("mode", Attr::Str("relu".into()))]);
+        m.outputs.push(Port {
+            name: "y@output".into(),
+            value: r,
+            layout: Default::default(),
+            loc: Location::default(),
+        });
+        m
+    }
+
+    #[test]
+    fn per_channel_goc_and_relu_fuse_into_the_convolution() {
+        let m = conv_goc_relu();
+        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2) }];
+        let groups = h13_groups(&m, &generic);
+        assert_eq!(groups, generic);
+        let bufs = buffers::bind(&m, &groups).unwrap();
+        let mut consts = ConstSection::default();
+        let t = lower_group(&m, &groups[0], &bufs, &mut consts).unwrap();
+        assert_eq!((t.engine, t.nonlinear, t.kernel.len()), (Engine::NeConv, Nonlinear::Relu, 3));
+        // Three weight chunks of 64 bytes, then the bias vector.
+        assert_eq!(t.vectors.bias, Some(crate::task::KernelChunk { offset: 0xC0, size: 0x40 }));
+        assert_eq!(t.affine, NeAffine::default());
+    }
+
+    #[test]
+    fn a_standalone_per_channel_goc_is_a_pass_task_with_streams() {
+        let mut m = conv_goc_relu();
+        // Make the gain/offset the first op: it reads the input directly.
+        let input = m.inputs[0].value;
+        m.ops[1].operands = vec![input];
+        m.ops[1].attrs.insert("scale".into(), Attr::Float(0.5));
+        let goc = Group { head: 1, goc: None, neuron: None };
+        let bufs = buffers::bind(&m, &[Group { head: 0, goc: None, neuron: None }, goc.clone()]).unwrap();
+        let t = lower_group(&m, &goc, &bufs, &mut ConstSection::default()).unwrap();
+        assert_eq!((t.engine, t.kernel.len()), (Engine::NePass, 0));
+        assert_eq!(t.vectors.bias, Some(crate::task::KernelChunk { offset: 0, size: 0x40 }));
+        assert_eq!(t.affine.scale, 0x3800);
+        assert!(t.reads_kernel_memory());
+    }
 }

@@ -3,7 +3,7 @@
 
 use crate::buffers;
 use crate::consts::ConstSection;
-use crate::encode::{encode_task, ChainPos};
+use crate::encode::{encode_task, ChainPos, STREAM_BASE_WORDS};
 use crate::error::BackendError;
 use crate::lower::{self, lower_group};
 use crate::regmap::{TD_SIZE, TD_STRIDE};
@@ -32,7 +32,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let groups = lower::h13_groups(m, v.groups());
     let bufs = buffers::bind(m, &groups)?;
     let mut consts = ConstSection::default();
-    let tasks = groups.iter().map(|g| lower_group(m, g, &bufs, &mut consts)).collect::<Result<Vec<_>, _>>()?;
+    let tasks = lower_all(m, &groups, &bufs, &mut consts)?;
     if tasks.is_empty() {
         return Err(BackendError::Unsupported {
             line: 0,
@@ -67,17 +67,43 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     })
 }
 
+/// Lowers every group, reporting every layer that fails rather than the first.
+fn lower_all(
+    m: &anec_ir::Module,
+    groups: &[anec_passes::Group],
+    bufs: &buffers::Buffers,
+    consts: &mut ConstSection,
+) -> Result<Vec<Task>, BackendError> {
+    let mut tasks = Vec::with_capacity(groups.len());
+    let mut errs = Vec::new();
+    for g in groups {
+        match lower_group(m, g, bufs, consts) {
+            Ok(t) => tasks.push(t),
+            Err(e) => errs.push(e),
+        }
+    }
+    match errs.len() {
+        0 => Ok(tasks),
+        1 => Err(errs.remove(0)),
+        _ => Err(BackendError::Several(errs)),
+    }
+}
+
 /// TD byte offset of CoeffBaseAddr[0]; channel i's word follows at +4i.
 const COEFF_BASE_ADDR: usize = 0x74;
 
-/// One relocation per kernel chunk: the loader adds the `__const` address to the
-/// CoeffBaseAddr word holding the chunk's offset.
+/// One relocation per kernel chunk and per streamed channel vector: the loader adds the
+/// `__const` address to the CoeffBaseAddr (or header-stream base) word holding the
+/// chunk's offset.
 fn relocations(tasks: &[Task]) -> Vec<Relocation> {
     tasks
         .iter()
         .enumerate()
         .flat_map(|(i, t)| {
-            (0..t.kernel.len()).map(move |c| Relocation::const_word((i * TD_STRIDE + COEFF_BASE_ADDR + 4 * c) as u32))
+            let coeffs = (0..t.kernel.len()).map(|c| COEFF_BASE_ADDR + 4 * c);
+            let streams = t.vectors.streams().into_iter().zip(STREAM_BASE_WORDS).filter(|(c, _)| c.is_some());
+            let words: Vec<usize> = coeffs.chain(streams.map(|(_, w)| usize::from(w))).collect();
+            words.into_iter().map(move |w| Relocation::const_word((i * TD_STRIDE + w) as u32))
         })
         .collect()
 }

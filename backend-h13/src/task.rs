@@ -16,6 +16,8 @@ pub enum Engine {
     NePass,
     /// Neural engine convolution: ENE 3.
     NeConv,
+    /// Neural engine pooling (a unity-kernel window reduction): ENE 3, inferred.
+    NePool,
 }
 
 impl Engine {
@@ -24,13 +26,25 @@ impl Engine {
         match self {
             Engine::Pe => 0,
             Engine::NePass => 1,
-            Engine::NeConv => 3,
+            Engine::NeConv | Engine::NePool => 3,
         }
     }
 
     /// True for convolution tasks.
     pub fn is_conv(self) -> bool {
         self == Engine::NeConv
+    }
+
+    /// True when the task reduces a spatial window (convolution, pooling): the result is
+    /// laid out through the L2 convolution-result strides, not aliased to the source.
+    pub fn windowed(self) -> bool {
+        matches!(self, Engine::NeConv | Engine::NePool)
+    }
+
+    /// True when each output channel reads only its own input channel (unity kernel:
+    /// neuron, gain/offset, pooling).
+    pub fn channelwise(self) -> bool {
+        matches!(self, Engine::NePass | Engine::NePool)
     }
 
     /// True when the neural engine runs (kernel DMA and NE blocks are live).
@@ -119,6 +133,36 @@ pub struct PeOp {
     pub scale: u16,
 }
 
+/// The reduction a pooling task applies over its window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PoolMode {
+    /// Maximum (MACCfg bit 19, MaxPoolMode).
+    Max,
+    /// Sum scaled by the post-scale 1 / (kh * kw).
+    Avg,
+}
+
+/// Per-output-channel vectors read through the kernel DMA's bias and post-scale streams.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChannelVectors {
+    /// One fp16 bias per output channel.
+    pub bias: Option<KernelChunk>,
+    /// One fp16 post-scale per output channel.
+    pub scale: Option<KernelChunk>,
+}
+
+impl ChannelVectors {
+    /// The streams in kernel-DMA header-channel order (bias, post-scale).
+    pub fn streams(&self) -> [Option<KernelChunk>; 2] {
+        [self.bias, self.scale]
+    }
+
+    /// True when any vector is streamed.
+    pub fn any(&self) -> bool {
+        self.bias.is_some() || self.scale.is_some()
+    }
+}
+
 /// Scalar affine stage of the NE pass path (gain/offset).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NeAffine {
@@ -157,4 +201,15 @@ pub struct Task {
     pub pe: Option<PeOp>,
     /// NE post-scale and bias.
     pub affine: NeAffine,
+    /// Per-channel bias and post-scale streams.
+    pub vectors: ChannelVectors,
+    /// Pooling reduction, for pooling tasks.
+    pub pool: Option<PoolMode>,
+}
+
+impl Task {
+    /// True when the kernel DMA reads anything (weights, a table, channel vectors).
+    pub fn reads_kernel_memory(&self) -> bool {
+        !self.kernel.is_empty() || self.vectors.any()
+    }
 }

@@ -75,6 +75,8 @@ pub fn bank(blob: &Blob, cout: u32) -> Result<WeightBank, BackendError> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]

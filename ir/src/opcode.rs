@@ -32,11 +32,19 @@ pub enum OpCode {
     LayerNorm,
     /// Max or average pooling over H and W (`anec.pooling`).
     Pooling,
+    /// Softmax along one axis (`anec.softmax`).
+    Softmax,
+    /// Permutation of the five axes (`anec.transpose`).
+    Transpose,
+    /// Sum, mean, max or min over axes, keeping them with extent 1 (`anec.reduction`).
+    Reduction,
+    /// A constant tensor from a weight blob (`anec.constant`).
+    Constant,
 }
 
 impl OpCode {
     /// Every opcode, in a fixed order.
-    pub const ALL: [OpCode; 12] = [
+    pub const ALL: [OpCode; 16] = [
         OpCode::Conv,
         OpCode::Neuron,
         OpCode::GainOffsetControl,
@@ -49,6 +57,10 @@ impl OpCode {
         OpCode::Sdpa,
         OpCode::LayerNorm,
         OpCode::Pooling,
+        OpCode::Softmax,
+        OpCode::Transpose,
+        OpCode::Reduction,
+        OpCode::Constant,
     ];
 
     /// The printed name, with the dialect prefix.
@@ -66,6 +78,10 @@ impl OpCode {
             OpCode::Sdpa => "anec.sdpa",
             OpCode::LayerNorm => "anec.layer_norm",
             OpCode::Pooling => "anec.pooling",
+            OpCode::Softmax => "anec.softmax",
+            OpCode::Transpose => "anec.transpose",
+            OpCode::Reduction => "anec.reduction",
+            OpCode::Constant => "anec.constant",
         }
     }
 

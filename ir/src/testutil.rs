@@ -102,6 +102,10 @@ pub(crate) fn sample(opcode: OpCode) -> Module {
         OpCode::Sdpa => sdpa(),
         OpCode::LayerNorm => layer_norm(),
         OpCode::Pooling => unary(opcode, f16(1, 8, 28, 28), f16(1, 8, 14, 14), pool_attrs()),
+        OpCode::Softmax => unary(opcode, f16(1, 4, 8, 8), f16(1, 4, 8, 8), vec![("axis", s("channel"))]),
+        OpCode::Transpose => unary(opcode, f16(1, 4, 2, 3), f16(1, 3, 2, 4), transpose_attrs()),
+        OpCode::Reduction => unary(opcode, f16(1, 4, 8, 8), f16(1, 1, 8, 8), reduction_attrs()),
+        OpCode::Constant => constant(),
     }
 }
 
@@ -115,6 +119,24 @@ fn unary(opcode: OpCode, inp: TensorType, out: TensorType, attrs: Vec<(&str, Att
 
 fn pool_attrs() -> Vec<(&'static str, Attr)> {
     vec![("kind", s("max")), ("kernel", ints(&[2, 2])), ("stride", ints(&[2, 2])), ("pad", ints(&[0, 0, 0, 0]))]
+}
+
+fn transpose_attrs() -> Vec<(&'static str, Attr)> {
+    let perm = ["batch", "width", "depth", "height", "channel"].map(s).to_vec();
+    vec![("perm", Attr::Array(perm))]
+}
+
+fn reduction_attrs() -> Vec<(&'static str, Attr)> {
+    vec![("kind", s("mean")), ("axes", Attr::Array(vec![s("channel")]))]
+}
+
+/// A scalar constant as the only output (the module's input is unused).
+fn constant() -> Module {
+    let (mut m, _) = with_inputs(&[f16(1, 4, 2, 2)]);
+    let value = blob(&mut m, "k.value", f16(1, 1, 1, 1));
+    let r = add_op(&mut m, OpCode::Constant, "k", &[], &[f16(1, 1, 1, 1)], vec![("value", value)]);
+    outputs(&mut m, &r);
+    m
 }
 
 fn neuron_attrs() -> Vec<(&'static str, Attr)> {

@@ -3,11 +3,16 @@
 //! The pipeline a compile runs is the literal list in [`pipeline::run`]. Its result is a
 //! [`Validated`] module: backends accept only that type, so no code is generated from a
 //! module that has not passed the verifier and the legality checks.
+//!
+//! [`lower::lower_mil`] lowers a MIL function (the MIL front ends' output) to the anec
+//! dialect; see `docs/mil.md`, "Lowering to the anec dialect".
 
 pub mod fuse;
+pub mod lower;
 pub mod pipeline;
 pub mod validate;
 
 pub use fuse::Group;
+pub use lower::lower_mil;
 pub use pipeline::run;
 pub use validate::{validate, Validated, ValidationError};

@@ -43,7 +43,10 @@ fn netplists_compile_or_fail_with_a_reason() {
         );
         let text = compile_and_dump(&path);
         if text.starts_with("error: ") {
-            assert_eq!(text.lines().count(), 1, "{name}: one-line error");
+            for line in text.lines() {
+                let names_layer = line.contains("layer '") || line.contains("unit '");
+                assert!(line.contains(".plist") && names_layer, "{name}: each line names the file and layer: {line}");
+            }
         }
         insta::assert_snapshot!(name, text);
     }

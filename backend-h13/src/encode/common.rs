@@ -33,7 +33,7 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     if t.engine == Engine::Pe {
         td.set_unnamed(0x154, WORD_154_PE)?;
     }
-    encode_cfg(td, t.engine)?;
+    encode_cfg(td, t)?;
     td.set("Common.TaskInfo.NID", u64::from(t.engine.uses_ne()))
 }
 
@@ -67,22 +67,44 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     td.set("Common.ConvCfg.Ox", 1)?;
     td.set("Common.ConvCfg.Oy", 1)?;
     td.set("Common.GroupConvCfg.NumGroups", u64::from(g.groups))?;
-    td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine == Engine::NePass))?;
+    td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine.channelwise()))?;
     td.set("Common.GroupConvCfg.UnicastCin", 1)
 }
 
-/// Common.Cfg per engine path, as Apple writes it for each (one program of each kind).
-fn encode_cfg(td: &mut TdImage, engine: Engine) -> Result<(), BackendError> {
-    let (small, pref, min, max, active, double_buf, unnamed) = match engine {
-        Engine::NePass => (0, 1, 0, 1, 0, 1, CFG_UNNAMED_NE),
-        Engine::NeConv => (1, 4, 4, 4, 2, 1, CFG_UNNAMED_NE),
-        Engine::Pe => (0, 0, 0, 0, 0, 0, CFG_UNNAMED_PE),
+/// Common.Cfg per engine path, as Apple writes it for each (one program of each kind),
+/// with two fields derived from the task:
+/// - ActiveNE = log2 of the NE count rounded up to a power of two (Apple's
+///   `HandleCommonConfigTileAndTaskInfo` writes `RoundUpToNextPow2Log2(NumNeededNEs)`),
+///   one NE per kernel-DMA chunk (conv 3->3: three chunks, ActiveNE 2; tasks without a
+///   weight bank: one NE, ActiveNE 0).
+/// - SmallSourceMode for windowed tasks whose source row fits one 16-byte L2 granule
+///   (inferred: conv.hwx, Win 1, sets it; no wider Apple convolution is here).
+fn encode_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    let (pref, min, max, double_buf, unnamed) = match t.engine {
+        Engine::NePass => (1, 0, 1, 1, CFG_UNNAMED_NE),
+        Engine::NeConv | Engine::NePool => (4, 4, 4, 1, CFG_UNNAMED_NE),
+        Engine::Pe => (0, 0, 0, 0, CFG_UNNAMED_PE),
     };
-    td.set("Common.Cfg.SmallSourceMode", small)?;
+    td.set("Common.Cfg.SmallSourceMode", u64::from(small_source(t)))?;
     td.set("Common.Cfg.ShPref", pref)?;
     td.set("Common.Cfg.ShMin", min)?;
     td.set("Common.Cfg.ShMax", max)?;
-    td.set("Common.Cfg.ActiveNE", active)?;
+    td.set("Common.Cfg.ActiveNE", active_ne(t))?;
     td.set("Common.Cfg.AccDoubleBufEn", double_buf)?;
     td.set_unnamed_bits(0x15C, unnamed)
+}
+
+/// Bytes of one L2 granule (the unit of every L2 stride).
+const L2_GRANULE: u64 = 16;
+
+/// True for a windowed task whose source row fits one L2 granule.
+fn small_source(t: &Task) -> bool {
+    let row = t.sources.first().map_or(u64::MAX, |s| u64::from(s.ty.w) * s.ty.dtype.size() as u64);
+    t.engine.windowed() && row <= L2_GRANULE
+}
+
+/// log2 of the NEs a task uses, rounded up to a power of two: one per weight chunk.
+fn active_ne(t: &Task) -> u64 {
+    let nes = if t.engine.is_conv() { t.kernel.len().max(1) } else { 1 };
+    u64::from(nes.next_power_of_two().trailing_zeros())
 }

@@ -38,7 +38,7 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     td.set("aneTD.Header[8].WBase", u64::from(t.dest.bar))?;
     td.set("aneTD.Header[8].WBE", 1)?;
     td.set("aneTD.Header[8].ENE", t.engine.ene())?;
-    if !t.kernel.is_empty() {
+    if t.reads_kernel_memory() {
         td.set("aneTD.Header[9].KBase0", CONST_BAR)?;
         td.set("aneTD.Header[9].KBE0", 1)?;
     }

@@ -1,7 +1,19 @@
 //! The kernel-DMA block: 16 coefficient channels streaming weights or tables from
-//! `__const` (BAR 1), each chunk in 64-byte units.
+//! `__const` (BAR 1), each chunk in 64-byte units, then four header streams (bias,
+//! post-scale, palette LUT, activation LUT) of which the first two carry per-channel
+//! gain/offset vectors.
+//!
+//! The header streams are inferred, not seen in an Apple H13 program: the 12 words after
+//! the 16 buffer sizes have no name in the register map, but their layout mirrors the
+//! coefficient arrays (4 configs at 0xF4, 4 base addresses at 0x104, 4 sizes at 0x114),
+//! Apple writes CacheHint 2 (0x80) into exactly the 4 config words of every NE task as it
+//! does into the 16 coefficient configs (the analog of `InitializeKernelDmaSrcConfig`,
+//! which sets the coefficient, post-scale, bias, palette-LUT and nonlinear-LUT cache
+//! hints on later ANEs), and the seed's relocation table lists the bias, post-scale,
+//! palette and activation streams in that order (seed 001, Table 23.5). See
+//! `docs/conformance.md`.
 
-use super::set_units;
+use super::{set_units, set_unnamed_units};
 use crate::error::BackendError;
 use crate::task::Task;
 use crate::td::TdImage;
@@ -12,10 +24,17 @@ pub const CHANNELS: usize = 16;
 const CACHE_HINT: u64 = 2;
 /// Unnamed word 0x2C: 0x40 whenever a kernel stream is read (conv, sigmoid; 0 for ReLU).
 const KERNEL_STREAM_WORD: u32 = 0x40;
-/// Unnamed words 0xF4..0x100 (four words after the 16 buffer sizes): 0x80 whenever the NE
-/// runs, in every Apple program.
-const TRAILER_WORDS: [u16; 4] = [0xF4, 0xF8, 0xFC, 0x100];
-const TRAILER_VALUE: u32 = 0x80;
+/// Config words of the four header streams (0xF4..0x100, after the 16 buffer sizes):
+/// CacheHint 2 (0x80) whenever the NE runs, in every Apple program; En (bit 0) added for
+/// a stream that is read.
+const STREAM_CONFIG_WORDS: [u16; 4] = [0xF4, 0xF8, 0xFC, 0x100];
+const STREAM_IDLE_CONFIG: u32 = 0x80;
+/// Enable bit of a header-stream config word (bit 0, as CoeffDMAConfig.En).
+const STREAM_ENABLE: u32 = 1;
+/// Base-address words of the header streams (64-byte units at bit 6, as CoeffBaseAddr).
+pub const STREAM_BASE_WORDS: [u16; 4] = [0x104, 0x108, 0x10C, 0x110];
+/// Size words of the header streams (64-byte units at bit 6, as CoeffBfrSize).
+const STREAM_SIZE_WORDS: [u16; 4] = [0x114, 0x118, 0x11C, 0x120];
 
 /// Writes the block; it stays all zero for planar-engine-only tasks, as Apple leaves it.
 pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
@@ -25,14 +44,21 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     if t.kernel.len() > CHANNELS {
         return Err(BackendError::Internal(format!("{} kernel chunks > {CHANNELS}", t.kernel.len())));
     }
-    if !t.kernel.is_empty() {
+    if t.reads_kernel_memory() {
         td.set_unnamed(0x2C, KERNEL_STREAM_WORD)?;
     }
     for i in 0..CHANNELS {
         encode_channel(td, t, i)?;
     }
-    for w in TRAILER_WORDS {
-        td.set_unnamed(w, TRAILER_VALUE)?;
+    for w in STREAM_CONFIG_WORDS {
+        td.set_unnamed(w, STREAM_IDLE_CONFIG)?;
+    }
+    for (i, chunk) in t.vectors.streams().iter().enumerate() {
+        if let Some(c) = chunk {
+            td.set_unnamed(STREAM_CONFIG_WORDS[i], STREAM_IDLE_CONFIG | STREAM_ENABLE)?;
+            set_unnamed_units(td, STREAM_BASE_WORDS[i], c.offset, 6, 26)?;
+            set_unnamed_units(td, STREAM_SIZE_WORDS[i], c.size, 6, 26)?;
+        }
     }
     Ok(())
 }

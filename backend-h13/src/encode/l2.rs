@@ -4,13 +4,19 @@
 use super::set_unnamed_units;
 use crate::error::BackendError;
 use crate::layout::{round_up, L2Region};
-use crate::task::{Surface, Task};
+use crate::task::{PoolMode, Surface, Task};
 use crate::td::TdImage;
 
 /// Unnamed SourceCfg bit 24: set when a second source is read (sum, mul12).
 const SOURCE_CFG_TWO_SOURCES: u32 = 1 << 24;
 /// A second source region starts on this alignment after the first.
 const SECOND_SOURCE_ALIGN: u64 = 0x40;
+/// L2Cfg.PaddingMode of pooling: the values Apple's `SetPaddingMode` writes for the
+/// padding modes its L2 configuration requires of average (1) and max (3) pooling on the
+/// H13's successors (ZinAneTd<8u>/<11u> `HandleL2Config`); convolution keeps 0 (zero
+/// padding). Inferred for H13, whose L2Cfg has the same field.
+const PADDING_MODE_AVG_POOL: u64 = 1;
+const PADDING_MODE_MAX_POOL: u64 = 3;
 
 fn region(s: &Surface, base: u64) -> L2Region {
     L2Region::new(base, s.ty.c, s.ty.h, s.ty.w, s.ty.dtype)
@@ -19,6 +25,11 @@ fn region(s: &Surface, base: u64) -> L2Region {
 /// Writes the block.
 pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
+    match t.pool {
+        Some(PoolMode::Avg) => td.set("L2.L2Cfg.PaddingMode", PADDING_MODE_AVG_POOL)?,
+        Some(PoolMode::Max) => td.set("L2.L2Cfg.PaddingMode", PADDING_MODE_MAX_POOL)?,
+        None => {}
+    }
     set_aliases(td, "SourceCfg")?;
     td.set("L2.SourceCfg.SourceType", 2)?;
     let r1 = region(src, 0);
@@ -43,9 +54,9 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 fn encode_result(td: &mut TdImage, t: &Task, base: u64) -> Result<(), BackendError> {
     set_aliases(td, "ResultCfg")?;
     td.set("L2.ResultCfg.ResultType", 2)?;
-    td.set("L2.ResultCfg.L2BfrMode", u64::from(!t.engine.is_conv()))?;
+    td.set("L2.ResultCfg.L2BfrMode", u64::from(!t.engine.windowed()))?;
     super::set_units(td, "L2.ResultBase.Addr", base, 16)?;
-    if t.engine.is_conv() {
+    if t.engine.windowed() {
         let r = region(&t.dest, base);
         super::set_units(td, "L2.ConvResultChannelStride.Stride", r.channel, 16)?;
         super::set_units(td, "L2.ConvResultRowStride.Stride", r.row, 16)?;

@@ -13,7 +13,7 @@ mod ne;
 mod pe;
 mod tile_dma;
 
-pub use kernel_dma::CHANNELS as KERNEL_CHANNELS;
+pub use kernel_dma::{CHANNELS as KERNEL_CHANNELS, STREAM_BASE_WORDS};
 
 use crate::error::BackendError;
 use crate::task::Task;
@@ -73,3 +73,6 @@ fn set_unnamed_units(td: &mut TdImage, offset: u16, bytes: u64, shift: u32, widt
     }
     td.set_unnamed(offset, bytes as u32)
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,19 +1,33 @@
 //! The neural-engine block: kernel format, MAC configuration, activation, bias, post-scale.
+//!
+//! Bit names without a register-map entry come from Apple's `ZinAneTd<7u>` setters (the
+//! H13 instance of the compiler's TD writer, in public decompilations of ANECompiler):
+//! MACCfg bit 19 is `SetMaxPoolMode`, bits 20..22 are `SetArgOutputSelect` (1 unless an
+//! arg-pooling mode is selected), bit 4 (BiasMode) and NE.AccBias are written by
+//! `SetNEBias`, bit 14 (PostScaleMode) and NE.PostScale by `SetNEPostScale`.
 
 use crate::error::BackendError;
-use crate::task::{Engine, Task};
+use crate::task::{Engine, PoolMode, Task};
 use crate::td::TdImage;
 use anec_ir::DType;
 
-/// MACCfg bit 20 has no name but is always set (programs without it fail on hardware).
-const MACCFG_BIT20: u32 = 1 << 20;
+/// MACCfg bits 20..22 (ArgOutputSelect) hold 1 unless an arg-pooling mode is selected
+/// (`ZinAneTd<7u>::SetArgOutputSelect` writes 0x100000 by default); programs without it
+/// fail on hardware.
+const MACCFG_ARG_OUTPUT_DEFAULT: u32 = 1 << 20;
+/// MACCfg bit 19: the window reduction takes the maximum (`SetMaxPoolMode`).
+const MACCFG_MAX_POOL: u32 = 1 << 19;
 /// PalettizedBits Apple writes in every NE task, palettization off.
 const PALETTIZED_BITS: u64 = 8;
-/// BinaryPoint Apple writes for fp16 convolution.
+/// BinaryPoint Apple writes for fp16 convolution (also used for pooling, inferred).
 const CONV_BINARY_POINT: u64 = 0x1C;
 /// MACCfg.OpMode values.
 const OPMODE_CONV: u64 = 0;
 const OPMODE_PASS: u64 = 4;
+/// MACCfg.KernelMode: 0 reads a kernel, 1 is the unity kernel of pass and pooling tasks.
+const KERNEL_MODE_UNITY: u64 = 1;
+/// fp16 1.0: the multiplier of a streamed per-channel bias or post-scale.
+const ONE_F16: u64 = 0x3C00;
 
 /// Writes the block for NE tasks; PE tasks leave it zero as Apple does.
 pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
@@ -24,23 +38,51 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
         td.set("NE.KernelCfg.KernelFmt", kernel_fmt(fmt)?)?;
     }
     td.set("NE.KernelCfg.PalettizedBits", PALETTIZED_BITS)?;
+    encode_mac(td, t)?;
+    td.set("NE.MACCfg.NonlinearMode", t.nonlinear.mode())?;
+    td.set_unnamed_bits(0x244, MACCFG_ARG_OUTPUT_DEFAULT)?;
+    encode_bias(td, t)?;
+    if t.vectors.scale.is_some() {
+        td.set("NE.MACCfg.PostScaleMode", 1)?;
+    }
+    td.set("NE.PostScale.PostScale", u64::from(t.affine.scale))
+}
+
+/// OpMode, KernelMode, BinaryPoint and the max-pool bit of each engine path.
+fn encode_mac(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     match t.engine {
         Engine::NeConv => {
             td.set("NE.MACCfg.OpMode", OPMODE_CONV)?;
-            td.set("NE.MACCfg.BinaryPoint", CONV_BINARY_POINT)?;
+            td.set("NE.MACCfg.BinaryPoint", CONV_BINARY_POINT)
         }
-        _ => {
+        Engine::NePool => {
+            td.set("NE.MACCfg.OpMode", OPMODE_CONV)?;
+            td.set("NE.MACCfg.KernelMode", KERNEL_MODE_UNITY)?;
+            td.set("NE.MACCfg.BinaryPoint", CONV_BINARY_POINT)?;
+            if t.pool == Some(PoolMode::Max) {
+                td.set_unnamed_bits(0x244, MACCFG_MAX_POOL)?;
+            }
+            Ok(())
+        }
+        Engine::NePass | Engine::Pe => {
             td.set("NE.MACCfg.OpMode", OPMODE_PASS)?;
-            td.set("NE.MACCfg.KernelMode", 1)?;
+            td.set("NE.MACCfg.KernelMode", KERNEL_MODE_UNITY)
         }
     }
-    td.set("NE.MACCfg.NonlinearMode", t.nonlinear.mode())?;
-    td.set_unnamed_bits(0x244, MACCFG_BIT20)?;
+}
+
+/// The scalar bias (MatrixVectorBias) and the streamed per-channel bias (BiasMode, with
+/// AccBias 1.0 as its multiplier).
+fn encode_bias(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     if t.affine.bias != 0 {
         td.set("NE.MACCfg.MatrixBiasEn", 1)?;
         td.set("NE.MatrixVectorBias.MatrixVectorBias", u64::from(t.affine.bias))?;
     }
-    td.set("NE.PostScale.PostScale", u64::from(t.affine.scale))
+    if t.vectors.bias.is_some() {
+        td.set("NE.MACCfg.BiasMode", 1)?;
+        td.set("NE.AccBias.AccBias", ONE_F16)?;
+    }
+    Ok(())
 }
 
 /// NE.KernelCfg.KernelFmt of a weight element type.

@@ -67,7 +67,7 @@ pub fn encode_dst(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let d = &t.dest;
     td.set("TileDMADst.DMAConfig.En", 1)?;
     td.set("TileDMADst.DMAConfig.CacheHint", 3)?;
-    td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(!t.engine.is_conv()))?;
+    td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(!t.engine.windowed()))?;
     set_layout(td, "TileDMADst", DST_STRIDES, d)?;
     let pad = u64::from(t.engine.uses_ne());
     td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;

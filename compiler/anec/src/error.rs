@@ -9,6 +9,10 @@ pub enum Error {
     /// The input could not be read or parsed.
     #[error("{0}")]
     Front(#[from] anec_front::FrontError),
+    /// Errors in a user's file with source positions (MIL text, weights, lowering); the
+    /// CLI renders each with its source line and a caret.
+    #[error("{}", DisplayAll(.0))]
+    Diagnostics(Vec<anec_ir::Diagnostic>),
     /// The module failed verification (a front-end or pass bug, or an invalid IR file).
     #[error("{file}: invalid module:\n{source}")]
     Invalid {
@@ -17,8 +21,9 @@ pub enum Error {
         /// Every verifier error.
         source: anec_passes::ValidationError,
     },
-    /// The backend could not place a layer.
-    #[error("{file}: {source}")]
+    /// The backend could not place one or more layers (one line per layer, each naming
+    /// the file).
+    #[error("{}", per_line(file, &source.to_string()))]
     Backend {
         /// Input file.
         file: String,
@@ -53,8 +58,11 @@ pub enum Error {
     #[error("unknown target '{0}'; valid targets: {valid}", valid = crate::target::Target::names().join(", "))]
     UnknownTarget(String),
     /// An input format the compiler does not read (yet).
-    #[error("{0}: unsupported input format (expected a .plist netplist or a .mlir anec module)")]
+    #[error("{0}: unsupported input format (expected a .plist netplist, a .mil, .mlmodelc or .mlpackage MIL model, or a .mlir anec module)")]
     UnsupportedInput(PathBuf),
+    /// `--emit mil` on an input that is not MIL.
+    #[error("{0}: --emit mil needs a MIL input (.mil, .mlmodelc or .mlpackage)")]
+    EmitNeedsMil(PathBuf),
     /// A file-system error.
     #[error("{path}: {source}")]
     Io {
@@ -70,4 +78,24 @@ impl Error {
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
         Error::Io { path: path.into(), source }
     }
+}
+
+/// Displays diagnostics one per line.
+struct DisplayAll<'a>(&'a [anec_ir::Diagnostic]);
+
+impl std::fmt::Display for DisplayAll<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, d) in self.0.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{d}")?;
+        }
+        Ok(())
+    }
+}
+
+/// `file: line` for every line of `text`.
+fn per_line(file: &str, text: &str) -> String {
+    text.lines().map(|l| format!("{file}: {l}")).collect::<Vec<_>>().join("\n")
 }

@@ -10,11 +10,14 @@
 //! The pipeline reads in one function, [`compile_module`]: front end, passes (verify),
 //! backend, container.
 
+pub mod diagnostic;
 pub mod error;
+pub mod input;
 pub mod output;
 pub mod target;
 
 pub use error::Error;
+pub use input::{load_function, load_mil, InputKind, DEFAULT_FUNCTION};
 pub use output::write_atomically;
 pub use target::Target;
 
@@ -32,12 +35,14 @@ pub struct Options {
     pub target: Target,
     /// The command line recorded in the `LC_IDENT` banner after the target (e.g. `-i`, `-o`).
     pub banner_args: Vec<String>,
+    /// The function of a MIL program to compile (`main` unless named).
+    pub function: String,
 }
 
 impl Options {
     /// Options for a target with no extra banner arguments.
     pub fn new(target: Target) -> Self {
-        Options { target, banner_args: Vec::new() }
+        Options { target, banner_args: Vec::new(), function: DEFAULT_FUNCTION.to_string() }
     }
 
     /// The `LC_IDENT` text in Apple's format: `ANEC v1`, the compiler, then one tab-indented
@@ -74,16 +79,10 @@ impl Compiled {
     }
 }
 
-/// Reads a model file into the anec dialect, choosing the front end by file name.
+/// Reads a model file into the anec dialect, choosing the front end by file name (the
+/// `main` function of a MIL program; see [`load_function`] for another).
 pub fn load(path: &Path) -> Result<Module, Error> {
-    match path.extension().and_then(|e| e.to_str()) {
-        Some("plist") => Ok(anec_front::parse_netplist(path)?),
-        Some("mlir") => {
-            let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
-            anec_ir::parse_module(&text).map_err(|source| Error::IrParse { file: path.display().to_string(), source })
-        }
-        _ => Err(Error::UnsupportedInput(path.to_path_buf())),
-    }
+    load_function(path, DEFAULT_FUNCTION)
 }
 
 /// The whole pipeline on a module: passes, then the target's backend.
@@ -99,6 +98,6 @@ pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Comp
 
 /// Loads and compiles a model file.
 pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Error> {
-    let module = load(path)?;
+    let module = load_function(path, &opts.function)?;
     compile_module(module, &path.display().to_string(), opts)
 }

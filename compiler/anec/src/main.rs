@@ -1,7 +1,9 @@
 //! The `anec` command-line tool: `compile`, `dump`, `diff`.
 //!
-//! Errors print as one line on stderr and exit 1; `diff` exits 1 when the programs differ
-//! and 2 on error. Rendering of errors happens here only; the libraries never print.
+//! Errors print on stderr and exit 1; `diff` exits 1 when the programs differ and 2 on
+//! error. Errors with source positions (MIL) are rendered with the source line and a caret
+//! (`anec::diagnostic`); the others print as one line. Rendering happens here only; the
+//! libraries never print.
 
 mod cli;
 
@@ -13,7 +15,10 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("error: {e}");
+            match &e {
+                anec::Error::Diagnostics(ds) => eprint!("{}", anec::diagnostic::render_all(ds)),
+                other => eprintln!("error: {other}"),
+            }
             ExitCode::from(cli::exit_code_for_error(&e))
         }
     }

@@ -5,7 +5,13 @@
 //! [`FrontError`]s whose message is one line naming the file, entry and key.
 
 pub mod error;
+pub mod mil;
+pub mod mil_load;
+pub mod milblob;
+pub mod mlpackage;
 pub mod netplist;
 
 pub use error::{FrontError, Site, Subject};
+pub use mil::parse_program as parse_mil_program;
+pub use mil_load::load_mil;
 pub use netplist::{parse_netplist, parse_netplist_bytes};

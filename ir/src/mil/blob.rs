@@ -69,3 +69,29 @@ pub struct BlobData {
 
 /// Every resolved blob of a program.
 pub type BlobTable = BTreeMap<BlobKey, BlobData>;
+
+/// A table with a zero-filled blob of the declared type and size for every `BLOBFILE`
+/// value of `program`: for looking at a model's ops (eligibility checks, tests) when its
+/// weight file is not at hand. Never use it to compile a program that will run.
+pub fn zero_blobs(program: &super::Program) -> BlobTable {
+    let mut table = BlobTable::new();
+    for f in &program.functions {
+        for stmt in &f.body {
+            for arg in stmt.inputs.iter().chain(&stmt.attrs) {
+                if let super::Arg::Value(v) = &arg.value {
+                    add_zero_blob(&mut table, v);
+                }
+            }
+        }
+    }
+    table
+}
+
+fn add_zero_blob(table: &mut BlobTable, v: &super::Value) {
+    if let (Some(key), Some(dtype), Some(n)) = (v.data.blob_key(), v.ty.dtype(), v.ty.elements()) {
+        let bits = n.saturating_mul(u64::from(dtype.bits()));
+        if let Ok(len) = usize::try_from(bits.div_ceil(8)) {
+            table.insert(key, BlobData { dtype, bytes: SharedBytes::from_vec(vec![0; len]) });
+        }
+    }
+}

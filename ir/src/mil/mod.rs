@@ -17,7 +17,7 @@ pub mod print;
 pub mod span;
 pub mod types;
 
-pub use blob::{BlobData, BlobKey, BlobTable, SharedBytes};
+pub use blob::{zero_blobs, BlobData, BlobKey, BlobTable, SharedBytes};
 pub use literal::Literal;
 pub use span::Span;
 pub use types::{Dim, ScalarType, Type};

@@ -8,7 +8,8 @@
 //! - Resources (`resource.rs`): every `dense_resource` attribute names a blob the module
 //!   holds, with the attribute's element type and `elements * dtype size` bytes.
 //! - Per-op contracts of `docs/ops.md`, one function per op, grouped by family: `conv.rs`,
-//!   `neuron.rs`, `pooling.rs`, `elementwise.rs`, `shape.rs`, `attention.rs`. They check operand and
+//!   `neuron.rs`, `pooling.rs`, `elementwise.rs`, `shape.rs`, `attention.rs`, `reduction.rs`
+//!   (softmax, reduction), `layout.rs` (transpose), `constant.rs`. They check operand and
 //!   result counts, shapes, element types, and attribute presence, kind and range; unknown
 //!   attributes are rejected so a misspelt name cannot pass silently.
 //!
@@ -17,10 +18,13 @@
 
 mod attention;
 mod check;
+mod constant;
 mod conv;
 mod elementwise;
+mod layout;
 mod neuron;
 mod pooling;
+mod reduction;
 mod resource;
 mod shape;
 mod ssa;
@@ -31,6 +35,7 @@ use check::OpCx;
 pub use elementwise::ELEMENTWISE_KINDS;
 pub use neuron::NEURON_MODES;
 pub use pooling::POOLING_KINDS;
+pub use reduction::REDUCTION_KINDS;
 use std::fmt;
 
 /// One verifier failure: what it concerns, where it came from, and the problem.
@@ -120,5 +125,9 @@ fn verify_op(cx: &mut OpCx<'_, '_>) {
         OpCode::Sdpa => attention::verify_sdpa(cx),
         OpCode::LayerNorm => attention::verify_layer_norm(cx),
         OpCode::Pooling => pooling::verify_pooling(cx),
+        OpCode::Softmax => reduction::verify_softmax(cx),
+        OpCode::Transpose => layout::verify_transpose(cx),
+        OpCode::Reduction => reduction::verify_reduction(cx),
+        OpCode::Constant => constant::verify_constant(cx),
     }
 }

@@ -1,10 +1,25 @@
 //! `anec compile`: load, compile, and write the program atomically into the output directory.
 
 use super::Emit;
-use anec::{Error, Options, Target};
+use anec::{Error, InputKind, Options, Target};
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+
+/// What `anec compile` was asked to do.
+#[derive(Debug)]
+pub struct Request {
+    /// The model path.
+    pub input: PathBuf,
+    /// Target name as given.
+    pub target: String,
+    /// Output directory.
+    pub output: PathBuf,
+    /// What to write.
+    pub emit: Emit,
+    /// MIL function to compile.
+    pub function: String,
+}
 
 /// File name of the program written into the output directory: the input's stem.
 fn output_name(input: &Path, ext: &str) -> String {
@@ -13,23 +28,40 @@ fn output_name(input: &Path, ext: &str) -> String {
 }
 
 /// Runs `anec compile`.
-pub fn run(input: &Path, target: &str, out_dir: &Path, emit: Emit) -> Result<ExitCode, Error> {
-    let target = Target::parse(target)?;
-    let ext = if emit == Emit::Anec { "anec" } else { "hwx" };
-    let out_path = out_dir.join(output_name(input, ext));
+pub fn run(req: &Request) -> Result<ExitCode, Error> {
+    let target = Target::parse(&req.target)?;
+    let ext = if req.emit == Emit::Anec { "anec" } else { "hwx" };
+    let out_path = req.output.join(output_name(&req.input, ext));
     let mut opts = Options::new(target);
-    opts.banner_args = vec![format!("-i {}", input.display()), format!("-o {}", out_path.display())];
-    if emit == Emit::AnecIr {
-        let module = anec::load(input)?;
-        let text = anec_ir::print_module(&module);
-        std::io::stdout().write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e))?;
-        return Ok(ExitCode::SUCCESS);
+    opts.function.clone_from(&req.function);
+    opts.banner_args = vec![format!("-i {}", req.input.display()), format!("-o {}", out_path.display())];
+    match req.emit {
+        Emit::AnecIr => {
+            let module = anec::load_function(&req.input, &req.function)?;
+            return print_stdout(&anec_ir::print_module(&module));
+        }
+        Emit::Mil => return print_stdout(&mil_text(&req.input)?),
+        Emit::Hwx | Emit::Anec => {}
     }
-    let compiled = anec::compile_file(input, &opts)?;
-    let bytes = match emit {
+    let compiled = anec::compile_file(&req.input, &opts)?;
+    let bytes = match req.emit {
         Emit::Anec => compiled.anec_bytes()?,
         _ => compiled.hwx_bytes()?,
     };
     anec::write_atomically(&out_path, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The MIL program of a MIL input, printed in coremlc's layout.
+fn mil_text(input: &Path) -> Result<String, Error> {
+    if InputKind::of(input)? != InputKind::Mil {
+        return Err(Error::EmitNeedsMil(input.to_path_buf()));
+    }
+    let model = anec::load_mil(input)?;
+    Ok(anec_ir::mil::print::print_program(&model.program))
+}
+
+fn print_stdout(text: &str) -> Result<ExitCode, Error> {
+    std::io::stdout().write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -25,11 +25,13 @@ pub enum Emit {
     Anec,
     /// The anec dialect in MLIR generic syntax, on standard output.
     AnecIr,
+    /// The MIL program as coremlc writes `model.mil`, on standard output (MIL inputs).
+    Mil,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Compile a model (net.plist or .mlir anec module) into a program.
+    /// Compile a model (model.mil, .mlmodelc, .mlpackage, net.plist or .mlir) into a program.
     Compile {
         /// The model file.
         input: PathBuf,
@@ -42,6 +44,9 @@ enum Command {
         /// What to emit.
         #[arg(long, value_enum, default_value = "hwx")]
         emit: Emit,
+        /// The MIL function to compile.
+        #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
+        function: String,
     },
     /// Print every field of a .hwx or .anec program.
     Dump {
@@ -67,7 +72,9 @@ enum Command {
 /// Runs the parsed command.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     match args.command {
-        Command::Compile { input, target, output, emit } => compile::run(&input, &target, &output, emit),
+        Command::Compile { input, target, output, emit, function } => {
+            compile::run(&compile::Request { input, target, output, emit, function })
+        }
         Command::Dump { file } => inspect::dump(&file),
         Command::Diff { a, b, strict } => inspect::diff(&a, &b, strict),
     }

@@ -1,0 +1,117 @@
+//! Tests of the register rules for pooling, per-channel gain/offset streams and window
+//! geometry, on hand-built tasks.
+
+#![allow(clippy::unwrap_used)]
+
+use super::*;
+use crate::layout::Strides;
+use crate::task::{ChannelVectors, ConvGeom, Engine, KernelChunk, NeAffine, Nonlinear, PoolMode, Surface};
+use anec_ir::{DType, Layout, TensorType};
+
+fn surface(bar: u8, c: u32, h: u32, w: u32) -> Surface {
+    let ty = TensorType::nchw(1, c, h, w, DType::F16);
+    Surface { bar, ty, strides: Strides::of(&ty, &Layout::default()) }
+}
+
+fn task(engine: Engine, src: Surface, dest: Surface) -> Task {
+    Task {
+        layer: "t".into(),
+        engine,
+        sources: vec![src],
+        dest,
+        conv: ConvGeom::default(),
+        kernel: Vec::new(),
+        kernel_fmt: None,
+        nonlinear: Nonlinear::None,
+        pe: None,
+        affine: NeAffine::default(),
+        vectors: ChannelVectors::default(),
+        pool: None,
+    }
+}
+
+fn pool(mode: PoolMode, k: u32) -> Task {
+    let mut t = task(Engine::NePool, surface(5, 8, 28, 28), surface(4, 8, 14, 14));
+    t.conv = ConvGeom { kh: k, kw: k, sy: 2, sx: 2, ..ConvGeom::default() };
+    t.pool = Some(mode);
+    t
+}
+
+fn encode(t: &Task) -> TdImage {
+    encode_task(t, ChainPos { index: 0, count: 1 }).unwrap()
+}
+
+#[test]
+fn max_pool_sets_the_max_bit_and_a_windowed_result() {
+    let td = encode(&pool(PoolMode::Max, 2));
+    assert_eq!(td.word(0x244) & (1 << 19), 1 << 19);
+    assert_eq!(td.get("NE.MACCfg.OpMode"), Some(0));
+    assert_eq!(td.get("NE.MACCfg.KernelMode"), Some(1));
+    assert_eq!(td.get("L2.L2Cfg.PaddingMode"), Some(3));
+    assert_eq!(td.get("L2.ResultCfg.L2BfrMode"), Some(0));
+    assert_eq!(td.get("TileDMADst.DMAConfig.L2BfrMode"), Some(0));
+    assert_eq!(td.get("Common.GroupConvCfg.UnicastEn"), Some(1));
+    assert_eq!(td.get("aneTD.Header[8].ENE"), Some(3));
+    assert_eq!((td.get("Common.ConvCfg.Kh"), td.get("Common.ConvCfg.Sy")), (Some(2), Some(2)));
+    assert_eq!((td.get("Common.OutDim.Hout"), td.get("Common.InDim.Win")), (Some(14), Some(28)));
+    // A 14 x 8-channel fp16 result: channel stride 32 bytes, row stride 8 channels.
+    assert_eq!(td.get("L2.ConvResultChannelStride.Stride"), Some(2));
+    assert_eq!(td.get("L2.ConvResultRowStride.Stride"), Some(16));
+    assert_eq!(td.get("aneTD.Header[9].KBE0"), Some(0));
+}
+
+#[test]
+fn average_pool_scales_by_the_window_and_keeps_the_max_bit_clear() {
+    let mut t = pool(PoolMode::Avg, 2);
+    t.affine.scale = 0x3400;
+    let td = encode(&t);
+    assert_eq!(td.word(0x244) & (1 << 19), 0);
+    assert_eq!(td.get("NE.PostScale.PostScale"), Some(0x3400));
+    assert_eq!(td.get("L2.L2Cfg.PaddingMode"), Some(1));
+}
+
+#[test]
+fn channel_vectors_use_the_bias_and_post_scale_streams() {
+    let mut t = task(Engine::NePass, surface(5, 8, 2, 2), surface(4, 8, 2, 2));
+    t.vectors = ChannelVectors {
+        bias: Some(KernelChunk { offset: 0x40, size: 0x40 }),
+        scale: Some(KernelChunk { offset: 0x80, size: 0x40 }),
+    };
+    let td = encode(&t);
+    assert_eq!([td.word(0xF4), td.word(0xF8), td.word(0xFC), td.word(0x100)], [0x81, 0x81, 0x80, 0x80]);
+    assert_eq!([td.word(0x104), td.word(0x108), td.word(0x10C)], [0x40, 0x80, 0]);
+    assert_eq!([td.word(0x114), td.word(0x118), td.word(0x11C)], [0x40, 0x40, 0]);
+    assert_eq!(td.get("NE.MACCfg.BiasMode"), Some(1));
+    assert_eq!(td.get("NE.AccBias.AccBias"), Some(0x3C00));
+    assert_eq!(td.get("NE.MACCfg.PostScaleMode"), Some(1));
+    assert_eq!(td.get("NE.MACCfg.MatrixBiasEn"), Some(0));
+    assert_eq!((td.get("aneTD.Header[9].KBE0"), td.word(0x2C)), (Some(1), 0x40));
+    // No coefficient channel is enabled by the vectors.
+    assert_eq!(td.get("KernelDMASrc.CoeffDMAConfig[0].En"), Some(0));
+}
+
+#[test]
+fn without_vectors_the_header_streams_keep_apples_idle_words() {
+    let td = encode(&task(Engine::NePass, surface(5, 1, 1, 77), surface(4, 1, 1, 77)));
+    assert_eq!([td.word(0xF4), td.word(0x104), td.word(0x114)], [0x80, 0, 0]);
+    assert_eq!(td.get("NE.MACCfg.BiasMode"), Some(0));
+}
+
+fn conv(cout: u32, chunks: usize, win: u32) -> Task {
+    let mut t = task(Engine::NeConv, surface(5, 1, win, win), surface(4, cout, win, win));
+    t.kernel = (0..chunks as u64).map(|i| KernelChunk { offset: 64 * i, size: 64 }).collect();
+    t.kernel_fmt = Some(DType::F16);
+    t.conv = ConvGeom { kh: 5, kw: 5, pad_top: 2, pad_left: 2, ..ConvGeom::default() };
+    t
+}
+
+#[test]
+fn active_ne_counts_weight_chunks_and_small_source_needs_a_narrow_row() {
+    let td = encode(&conv(8, 8, 28));
+    assert_eq!(td.get("Common.Cfg.ActiveNE"), Some(3));
+    assert_eq!(td.get("Common.Cfg.SmallSourceMode"), Some(0));
+    assert_eq!((td.get("Common.ConvCfg.Px"), td.get("Common.ConvCfg.Py")), (Some(2), Some(2)));
+    let td = encode(&conv(10, 10, 4));
+    assert_eq!(td.get("Common.Cfg.ActiveNE"), Some(4));
+    assert_eq!(td.get("Common.Cfg.SmallSourceMode"), Some(1));
+}
