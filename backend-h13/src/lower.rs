@@ -76,8 +76,22 @@ pub fn lower(
         OpCode::Neuron => lower_neuron(op, bufs, dest, consts),
         OpCode::GainOffsetControl => lower_goc(m, op, bufs, dest, consts),
         OpCode::ScaledElementwise => lower_scaled_ew(op, bufs, dest),
-        other => Err(unsupported(op, &format!("{other} has no H13 lowering yet"))),
+        other => Err(no_lowering(op, other)),
     }
+}
+
+/// The op kinds [`lower`] places on H13.
+pub const LOWERED: [OpCode; 5] =
+    [OpCode::Conv, OpCode::Pooling, OpCode::Neuron, OpCode::GainOffsetControl, OpCode::ScaledElementwise];
+
+/// Every op of `m` whose kind has no H13 lowering, as errors in op order: checked before
+/// buffers are bound so the user hears about each layer, not about a buffer limit.
+pub fn unplaceable(m: &Module) -> Vec<BackendError> {
+    m.ops.iter().filter(|op| !LOWERED.contains(&op.opcode)).map(|op| no_lowering(op, op.opcode)).collect()
+}
+
+fn no_lowering(op: &Op, opcode: OpCode) -> BackendError {
+    unsupported(op, &format!("{opcode} has no H13 lowering yet"))
 }
 
 fn attr<'a>(op: &'a Op, name: &str) -> Result<&'a Attr, BackendError> {

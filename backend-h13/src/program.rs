@@ -29,6 +29,12 @@ pub struct Options {
 /// Compiles a validated module into an `.hwx` program model.
 pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let m = v.module();
+    let mut unplaceable = lower::unplaceable(m);
+    match unplaceable.len() {
+        0 => {}
+        1 => return Err(unplaceable.remove(0)),
+        _ => return Err(BackendError::Several(unplaceable)),
+    }
     let groups = lower::h13_groups(m, v.groups());
     let bufs = buffers::bind(m, &groups)?;
     let mut consts = ConstSection::default();

@@ -3,6 +3,8 @@
 //! `__const` bytes, and its load commands (except the LC_IDENT text and the hash part of
 //! `K<sha256>` symbol names). Remaining differences are listed in `docs/conformance.md`.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
 use anec_codegen::{read_hwx, Hwx};
 use anec_tests::{apple_hwx, conformance_input};
 

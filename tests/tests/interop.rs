@@ -1,6 +1,8 @@
 //! Our programs read by other tools: the shared Python decoder (`tddecode.py`), the
 //! `object` crate's Mach-O reader, and our own IR text round trip.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
 use anec_tests::{conformance_input, fixtures, workspace};
 use object::read::macho::MachOFile64;
 use object::{Endianness, Object, ObjectSection, ObjectSegment};

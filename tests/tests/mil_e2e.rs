@@ -1,6 +1,8 @@
 //! MIL models end to end: the same network written as MIL and as a netplist compiles to the
 //! same program; the shipped real models compile or name each op they cannot place.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
 use anec::{compile_file, Options, Target};
 use anec_tests::workspace;
 use std::path::{Path, PathBuf};
@@ -112,4 +114,12 @@ fn compile_real(name: &str) -> Result<anec::Compiled, anec::Error> {
     let model = anec_ir::mil::MilModel { program, blobs, file: file.clone(), text: Some(text) };
     let module = anec_passes::lower::lower_mil(&model, "main").map_err(anec::Error::Diagnostics)?;
     anec::compile_module(module, &file, &opts())
+}
+
+/// The `.mlpackage` and the `model.mil` coremlc wrote from it are the same program.
+#[test]
+fn mlpackage_and_its_model_mil_give_identical_programs() {
+    let pkg = hwx(Path::new("../../shared/fixtures/mlpackage/ironmill-base.mlpackage"));
+    let text = hwx(&real("jafreck+ironmill__test-q_base.mlmodelc.model.mil"));
+    assert!(pkg == text, "the package and its model.mil compile differently");
 }

@@ -3,6 +3,8 @@
 //! its output reviewed through `anec dump`; a netplist that does not compile has its
 //! one-line error reviewed instead. Re-bless with `INSTA_UPDATE=always`.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
 use anec_tests::fixtures;
 use std::path::{Path, PathBuf};
 

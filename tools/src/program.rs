@@ -12,7 +12,7 @@ pub(crate) enum Program {
     /// An `.hwx` file as stored.
     Hwx(HwxFile),
     /// An `.anec` file.
-    Anec(AnecFile),
+    Anec(Box<AnecFile>),
 }
 
 impl Program {
@@ -21,7 +21,7 @@ impl Program {
         if is_hwx(bytes) {
             parse_hwx(bytes).map(Self::Hwx).map_err(ToolError::Hwx)
         } else {
-            read_anec(bytes).map(Self::Anec).map_err(ToolError::Anec)
+            read_anec(bytes).map(|a| Self::Anec(Box::new(a))).map_err(ToolError::Anec)
         }
     }
 

@@ -17,7 +17,7 @@ fn main() -> ExitCode {
         Err(e) => {
             match &e {
                 anec::Error::Diagnostics(ds) => eprint!("{}", anec::diagnostic::render_all(ds)),
-                other => eprintln!("error: {other}"),
+                other => other.to_string().lines().for_each(|l| eprintln!("error: {l}")),
             }
             ExitCode::from(cli::exit_code_for_error(&e))
         }

@@ -1,6 +1,8 @@
 //! The `anec` binary as a user runs it: exit codes, one-line errors naming the file, the
 //! unit and the key, and no output left behind when a compile fails.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

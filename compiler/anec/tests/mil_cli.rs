@@ -1,6 +1,8 @@
 //! `anec` on MIL inputs as a user runs it: `--emit mil` of an `.mlpackage`, `--function`,
 //! rendered diagnostics with a caret, and no output written for a rejected model.
 
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
@@ -42,6 +44,41 @@ fn function_option_selects_a_function_of_a_multi_function_package() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(text(&missing.stderr).contains("no_such_function"), "{}", text(&missing.stderr));
     assert!(std::fs::read_dir(dir.path()).expect("ls").next().is_none(), "nothing written");
+}
+
+#[test]
+fn each_function_of_a_multi_function_package_compiles() {
+    let pkg = shared().join("mlpackage/coremltools-multi.mlpackage");
+    let pkg = pkg.to_str().expect("utf8");
+    let listing = text(&anec(&["compile", pkg, "--emit", "mil"]).stdout);
+    for function in ["relu_fn", "sigmoid_fn"] {
+        assert!(listing.contains(&format!("func {function}<ios18>")), "{listing}");
+        let dir = tempfile::tempdir().expect("tempdir");
+        let out = anec(&["compile", pkg, "-o", dir.path().to_str().expect("utf8"), "--function", function]);
+        assert!(out.status.success(), "{function}: {}", text(&out.stderr));
+        let ir = text(&anec(&["compile", pkg, "--emit", "anec-ir", "--function", function]).stdout);
+        let mode = function.trim_end_matches("_fn");
+        assert!(ir.contains(&format!("mode = \"{mode}\"")), "{function} lowers to its own activation:\n{ir}");
+        assert!(dir.path().join("coremltools-multi.hwx").exists());
+    }
+}
+
+#[test]
+fn mlmodelc_folder_and_mil_file_compile_through_the_cli() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let modelc = dir.path().join("add.mlmodelc");
+    std::fs::create_dir(&modelc).expect("mkdir");
+    let mil = shared().join("mil/real/apple+coremltools__add_model.mlmodelc.model.mil");
+    std::fs::copy(&mil, modelc.join("model.mil")).expect("copy");
+    let out_dir = dir.path().join("out");
+    let o = out_dir.to_str().expect("utf8");
+    let a = anec(&["compile", modelc.to_str().expect("utf8"), "-t", "h13g", "-o", o]);
+    assert!(a.status.success(), "{}", text(&a.stderr));
+    let b = anec(&["compile", mil.to_str().expect("utf8"), "-t", "h13g", "-o", o]);
+    assert!(b.status.success(), "{}", text(&b.stderr));
+    let dump = anec(&["dump", out_dir.join("add.hwx").to_str().expect("utf8")]);
+    assert!(text(&dump.stdout).contains("name = \"var_3@output\""), "{}", text(&dump.stdout));
+    assert!(out_dir.join("apple+coremltools__add_model.mlmodelc.model.hwx").exists());
 }
 
 #[test]
