@@ -1,11 +1,19 @@
 //! Gain/offset (`anec.gain_offset_control`) as the NE's affine stage.
 //!
-//! Scalars go to registers: the scale to NE.PostScale, the bias to MatrixVectorBias.
-//! Per-channel `scale_data` / `bias_data` become fp16 vectors (fp32 blobs rounded to
-//! nearest even), one value per output channel, each in its own 64-byte-aligned `__const`
-//! chunk read through the kernel DMA's bias and post-scale streams (see
-//! `encode/kernel_dma.rs`); the registers then act as multipliers of the streamed values
-//! (1.0 unless a scalar scale is also given).
+//! The op computes `y = x * S[c] + B[c]` with `S[c] = scale * scale_data[c]` and
+//! `B[c] = bias + bias_data[c]` (missing parts are 1 and 0). The engine's post stage adds
+//! the bias to the accumulator before the post-scale (`(acc + bias) * scale`: AccBias is
+//! an accumulator bias, PostScale comes after it; inferred, see docs/conformance.md), so
+//! the bias the engine is given is `B[c] / S[c]`:
+//!
+//! - no per-channel data: NE.PostScale = `S`, NE.MatrixVectorBias = `B / S`;
+//! - per-channel data: NE.PostScale = `scale`, the post-scale stream holds `scale_data`,
+//!   and the bias stream holds `B[c] / S[c]` (AccBias 1.0) whenever any `B[c]` is nonzero.
+//!
+//! Streams are fp16 vectors, one value per output channel, each in its own
+//! 64-byte-aligned `__const` chunk read through the kernel DMA's bias and post-scale streams
+//! (`encode/kernel_dma.rs`). A zero scale with a nonzero bias has no such form and is
+//! rejected.
 
 use crate::consts::ConstSection;
 use crate::error::BackendError;
@@ -14,39 +22,57 @@ use crate::window::unsupported;
 use anec_ir::{Attr, DType, Module, Op};
 use half::f16;
 
-/// The fp16 bits of float attribute `name`, or of `default`.
-fn fp16_bits(op: &Op, name: &str, default: f64) -> u16 {
-    let v = op.attr(name).and_then(Attr::as_float).unwrap_or(default);
-    f16::from_f64(v).to_bits()
+/// The float attribute `name`, or `default`.
+fn scalar(op: &Op, name: &str, default: f64) -> f64 {
+    op.attr(name).and_then(Attr::as_float).unwrap_or(default)
 }
 
-/// The per-channel resource `name` of `op` as little-endian fp16 bytes, if present.
-fn vector(m: &Module, op: &Op, name: &str, channels: u32) -> Result<Option<Vec<u8>>, BackendError> {
+/// The per-channel resource `name` of `op` as values, if present.
+fn vector(m: &Module, op: &Op, name: &str, channels: u32) -> Result<Option<Vec<f64>>, BackendError> {
     let Some(attr) = op.attr(name) else { return Ok(None) };
     let (key, _) = attr
         .as_resource()
         .ok_or_else(|| BackendError::Internal(format!("`{name}` of '{}' is not a resource", op.name)))?;
     let blob = m.resources.get(key).ok_or_else(|| BackendError::Internal(format!("no blob {key}")))?;
-    let bytes: Vec<u8> = match blob.dtype {
-        DType::F16 => blob.bytes.clone(),
-        DType::F32 => blob
-            .bytes
-            .chunks_exact(4)
-            .flat_map(|c| f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes())
-            .collect(),
+    let values: Vec<f64> = match blob.dtype {
+        DType::F16 => blob.bytes.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f64()).collect(),
+        DType::F32 => {
+            blob.bytes.chunks_exact(4).map(|c| f64::from(f32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect()
+        }
         other => {
             let reason = format!("per-channel `{name}` of element type {other} (only f16 and f32 are supported)");
             return Err(unsupported(op, &reason));
         }
     };
-    if bytes.len() != 2 * channels as usize {
-        let values = bytes.len() / 2;
+    if values.len() != channels as usize {
+        let n = values.len();
         return Err(BackendError::Internal(format!(
-            "`{name}` of '{}' holds {values} values for {channels} channels",
+            "`{name}` of '{}' holds {n} values for {channels} channels",
             op.name
         )));
     }
-    Ok(Some(bytes))
+    Ok(Some(values))
+}
+
+/// fp16 bits of a value.
+fn bits(v: f64) -> u16 {
+    f16::from_f64(v).to_bits()
+}
+
+/// Little-endian fp16 bytes of values.
+fn fp16_bytes(values: &[f64]) -> Vec<u8> {
+    values.iter().flat_map(|&v| f16::from_f64(v).to_le_bytes()).collect()
+}
+
+/// `b / s`, the engine's pre-scale bias; an error when `s` is 0 and `b` is not.
+fn pre_scale_bias(op: &Op, b: f64, s: f64) -> Result<f64, BackendError> {
+    match (b == 0.0, s == 0.0) {
+        (true, _) => Ok(0.0),
+        (false, true) => {
+            Err(unsupported(op, "a zero scale with a nonzero bias (the engine adds the bias before scaling)"))
+        }
+        (false, false) => Ok(b / s),
+    }
 }
 
 /// Lowers a gain/offset over `channels` channels: its scalar registers and its
@@ -57,12 +83,20 @@ pub fn gain_offset(
     channels: u32,
     consts: &mut ConstSection,
 ) -> Result<(NeAffine, ChannelVectors), BackendError> {
-    let scalar = NeAffine { scale: fp16_bits(op, "scale", 1.0), bias: fp16_bits(op, "bias", 0.0) };
-    let mut add = |name: &str, suffix: &str| -> Result<Option<KernelChunk>, BackendError> {
-        Ok(vector(m, op, name, channels)?.map(|bytes| consts.add_vector(&bytes, suffix)))
-    };
-    let vectors = ChannelVectors { bias: add("bias_data", "bias")?, scale: add("scale_data", "scale")? };
-    Ok((scalar, vectors))
+    let (scale, bias) = (scalar(op, "scale", 1.0), scalar(op, "bias", 0.0));
+    let scale_data = vector(m, op, "scale_data", channels)?;
+    let bias_data = vector(m, op, "bias_data", channels)?;
+    if scale_data.is_none() && bias_data.is_none() {
+        let affine = NeAffine { scale: bits(scale), bias: bits(pre_scale_bias(op, bias, scale)?) };
+        return Ok((affine, ChannelVectors::default()));
+    }
+    let n = channels as usize;
+    let s: Vec<f64> = (0..n).map(|c| scale * scale_data.as_ref().map_or(1.0, |v| v[c])).collect();
+    let b: Vec<f64> = (0..n).map(|c| bias + bias_data.as_ref().map_or(0.0, |v| v[c])).collect();
+    let pre: Vec<f64> = b.iter().zip(&s).map(|(&b, &s)| pre_scale_bias(op, b, s)).collect::<Result<_, _>>()?;
+    let bias_stream = pre.iter().any(|&v| v != 0.0).then(|| consts.add_vector(&fp16_bytes(&pre), "bias"));
+    let scale_stream = scale_data.map(|v| consts.add_vector(&fp16_bytes(&v), "scale"));
+    Ok((NeAffine { scale: bits(scale), bias: 0 }, ChannelVectors { bias: bias_stream, scale: scale_stream }))
 }
 
 #[cfg(test)]
@@ -99,9 +133,25 @@ mod tests {
         assert_eq!(v.bias, Some(KernelChunk { offset: 0, size: 64 }));
         assert_eq!(v.scale, None);
         let (bytes, symbols) = consts.finish();
-        assert_eq!(&bytes[..6], &[0x00, 0x3c, 0x00, 0xc0, 0x00, 0x38]);
+        // (x + b/s) * s: the stream holds bias_data / scale = [0.5, -1, 0.25].
+        assert_eq!(&bytes[..6], &[0x00, 0x38, 0x00, 0xbc, 0x00, 0x34]);
         assert!(bytes[6..].iter().all(|&b| b == 0) && bytes.len() == 64);
         assert!(symbols[0].name.ends_with("_bias"), "{}", symbols[0].name);
+    }
+
+    #[test]
+    fn scalar_bias_is_divided_by_the_scale() {
+        let mut m = Module::new("net");
+        let op = goc(&mut m, Blob { dtype: DType::F16, bytes: vec![0; 6] });
+        let mut op = Op { attrs: Default::default(), ..op };
+        op.attrs.insert("scale".into(), Attr::Float(4.0));
+        op.attrs.insert("bias".into(), Attr::Float(2.0));
+        let (scalar, v) = gain_offset(&m, &op, 3, &mut ConstSection::default()).unwrap();
+        assert_eq!((scalar.scale, scalar.bias), (0x4400, 0x3800), "scale 4, bias 2/4");
+        assert_eq!(v, ChannelVectors::default());
+        op.attrs.insert("scale".into(), Attr::Float(0.0));
+        let e = gain_offset(&m, &op, 3, &mut ConstSection::default()).unwrap_err().to_string();
+        assert!(e.contains("zero scale with a nonzero bias"), "{e}");
     }
 
     #[test]

@@ -106,7 +106,150 @@ pub(crate) fn sample(opcode: OpCode) -> Module {
         OpCode::Transpose => unary(opcode, f16(1, 4, 2, 3), f16(1, 3, 2, 4), transpose_attrs()),
         OpCode::Reduction => unary(opcode, f16(1, 4, 8, 8), f16(1, 1, 8, 8), reduction_attrs()),
         OpCode::Constant => constant(),
+        other => hidden_sample(other),
     }
+}
+
+/// A float attribute.
+pub(crate) fn fl(v: f64) -> Attr {
+    Attr::Float(v)
+}
+
+/// A bool attribute.
+pub(crate) fn b(v: bool) -> Attr {
+    Attr::Bool(v)
+}
+
+/// An integer attribute.
+pub(crate) fn int(v: i64) -> Attr {
+    Attr::Int(v)
+}
+
+/// An array of axis names.
+pub(crate) fn axes(v: &[&str]) -> Attr {
+    Attr::Array(v.iter().map(|x| s(x)).collect())
+}
+
+/// The three rearrangement factors.
+fn factors(fx: i64, fy: i64, fz: i64) -> Vec<(&'static str, Attr)> {
+    vec![("factor_x", int(fx)), ("factor_y", int(fy)), ("factor_z", int(fz))]
+}
+
+/// Two inputs, one op, one output.
+fn binary(opcode: OpCode, a: TensorType, b: TensorType, out: TensorType, attrs: Vec<(&str, Attr)>) -> Module {
+    let (mut m, ins) = with_inputs(&[a, b]);
+    let r = add_op(&mut m, opcode, "layer", &ins, &[out], attrs);
+    outputs(&mut m, &r);
+    m
+}
+
+/// A valid one-op module for a hidden-layer opcode (`verify/hidden_table.rs`).
+fn hidden_sample(opcode: OpCode) -> Module {
+    let x = f16(1, 4, 8, 8);
+    let sorting = |mut a: Vec<(&'static str, Attr)>| {
+        a.extend([("sort_dimension", s("width")), ("vector_dimension", s("channel")), ("indices", b(false))]);
+        a
+    };
+    match opcode {
+        OpCode::Sort => unary(opcode, x, x, sorting(vec![("direction", s("descending")), ("sort_indices", b(false))])),
+        OpCode::TopK => {
+            let a = sorting(vec![("kind", s("max")), ("k", int(3)), ("sort_indices", b(true))]);
+            unary(opcode, x, f16(1, 4, 8, 3), a)
+        }
+        OpCode::ArgMinMax => {
+            let a = vec![("mode", s("spatial_arg_max")), ("kernel", ints(&[2, 2])), ("pad", ints(&[0, 0, 1, 1, 1, 1]))];
+            unary(opcode, x, f16(1, 4, 9, 9), a)
+        }
+        OpCode::GlobalArgMinMax => {
+            unary(opcode, x, f16(1, 4, 8, 1), vec![("kind", s("max")), ("dimension", s("width"))])
+        }
+        OpCode::PixelShuffle => unary(opcode, f16(1, 8, 3, 5), f16(1, 2, 6, 10), factors(2, 2, 1)),
+        OpCode::PixelUnshuffle => unary(opcode, f16(1, 2, 6, 10), f16(1, 8, 3, 5), factors(2, 2, 1)),
+        OpCode::ChannelToSpace => unary(opcode, f16(1, 8, 3, 5), f16(1, 4, 3, 10), factors(2, 1, 1)),
+        OpCode::SpaceToChannel => unary(opcode, f16(1, 2, 4, 6), f16(1, 12, 2, 2), factors(3, 2, 1)),
+        OpCode::SpaceToBatch => unary(opcode, f16(1, 3, 4, 4), f16(4, 3, 2, 2), factors(2, 2, 1)),
+        OpCode::BatchToSpace => unary(opcode, f16(4, 3, 2, 2), f16(1, 3, 4, 4), factors(2, 2, 1)),
+        OpCode::MinMaxNorm => unary(opcode, x, x, vec![("dimension", s("width")), ("epsilon", fl(0.0009765625))]),
+        OpCode::Lrn => {
+            let a = vec![("kernel_channel", int(3)), ("alpha", fl(0.0001)), ("beta", fl(0.75)), ("bias", fl(1.0))];
+            unary(opcode, x, x, a)
+        }
+        OpCode::InstanceNorm => instance_norm(),
+        OpCode::CrossCorrelation => binary(opcode, f16(1, 1, 8, 8), f16(1, 1, 3, 3), f16(1, 1, 6, 6), vec![]),
+        OpCode::CrossProduct => binary(opcode, f16(1, 3, 1, 5), f16(1, 3, 1, 5), f16(1, 3, 1, 5), vec![]),
+        OpCode::FurthestPointSampling => {
+            let a = vec![("centroid_count", int(4)), ("distance_metric", s("l2"))];
+            unary(opcode, f16(1, 3, 1, 16), f16(1, 3, 1, 4), a)
+        }
+        OpCode::RadiusSearch => {
+            binary(opcode, f16(1, 3, 1, 4), f16(1, 3, 1, 16), f16(1, 16, 1, 4), vec![("radius", fl(0.5))])
+        }
+        OpCode::CostVolume => {
+            let a = vec![("disparity_direction", s("left")), ("disparity_range", int(4))];
+            binary(opcode, f16(1, 8, 4, 16), f16(1, 8, 4, 16), f16(1, 4, 4, 16), a)
+        }
+        OpCode::DynamicSlice => unary(opcode, x, f16(1, 4, 4, 2), dynamic_slice_attrs()),
+        OpCode::Flatten => unary(opcode, f16(1, 2, 3, 4), f16(1, 24, 1, 1), vec![]),
+        OpCode::Dropout => unary(opcode, x, x, vec![("rate", fl(0.0))]),
+        OpCode::Pad => {
+            let a = vec![("mode", s("reflect")), ("pad", ints(&[0, 0, 0, 0, 0, 0, 1, 1, 2, 2]))];
+            unary(opcode, f16(1, 3, 4, 4), f16(1, 3, 6, 8), a)
+        }
+        OpCode::Gather => binary(opcode, x, f16(1, 1, 1, 3), f16(1, 4, 8, 3), vec![("axis", s("width"))]),
+        OpCode::Resize => {
+            let a = vec![("mode", s("bilinear")), ("ratio_y", fl(2.0)), ("ratio_x", fl(2.0))];
+            unary(opcode, f16(1, 3, 4, 4), f16(1, 3, 8, 8), a)
+        }
+        OpCode::CropResize => {
+            let roi = t5([1, 2, 4, 1, 1], DType::F16);
+            let a = vec![("height", int(5)), ("width", int(5)), ("box_coordinate_mode", s("corners_height_first"))];
+            binary(opcode, f16(1, 3, 16, 16), roi, f16(2, 3, 5, 5), a)
+        }
+        OpCode::AffineTransform => {
+            let a = vec![("height", int(4)), ("width", int(4)), ("sampling_mode", s("bilinear"))];
+            binary(opcode, f16(1, 3, 8, 8), f16(1, 6, 1, 1), f16(1, 3, 4, 4), a)
+        }
+        OpCode::Resample => binary(opcode, f16(1, 3, 8, 8), f16(1, 2, 5, 6), f16(1, 3, 5, 6), vec![]),
+        OpCode::Random => random(),
+        OpCode::RingBufferWriter => {
+            let a = vec![("axis", s("width")), ("circular", b(true))];
+            binary(opcode, f16(1, 4, 1, 16), f16(1, 4, 1, 2), f16(1, 4, 1, 16), a)
+        }
+        OpCode::Nms => {
+            let a = vec![("output", s("boxes")), ("iou_threshold", fl(0.5)), ("max_boxes", int(5))];
+            binary(opcode, f16(1, 4, 1, 10), f16(1, 2, 1, 10), f16(1, 4, 1, 5), a)
+        }
+        other => panic!("{other} has no hidden-layer sample"),
+    }
+}
+
+fn dynamic_slice_attrs() -> Vec<(&'static str, Attr)> {
+    vec![
+        ("axis_order", axes(&["height", "width"])),
+        ("sizes", ints(&[4, 2])),
+        ("offsets", ints(&[1, 3])),
+        ("coordinate_info", s("constant")),
+        ("padding_info", s("none")),
+    ]
+}
+
+fn instance_norm() -> Module {
+    let (mut m, ins) = with_inputs(&[f16(1, 4, 8, 8)]);
+    let gamma = blob(&mut m, "in.gamma", f16(1, 4, 1, 1));
+    let beta = blob(&mut m, "in.beta", f16(1, 4, 1, 1));
+    let attrs = vec![("axes", axes(&["height", "width"])), ("epsilon", fl(1e-5)), ("gamma", gamma), ("beta", beta)];
+    let r = add_op(&mut m, OpCode::InstanceNorm, "in", &ins, &[f16(1, 4, 8, 8)], attrs);
+    outputs(&mut m, &r);
+    m
+}
+
+/// A random op (no operands) as the only output; the module input is unused.
+fn random() -> Module {
+    let (mut m, _) = with_inputs(&[f16(1, 1, 2, 2)]);
+    let attrs = vec![("low", fl(0.0)), ("high", fl(1.0)), ("seed", int(7))];
+    let r = add_op(&mut m, OpCode::Random, "rand", &[], &[f16(1, 1, 4, 4)], attrs);
+    outputs(&mut m, &r);
+    m
 }
 
 /// One input, one op, one output.

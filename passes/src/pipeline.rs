@@ -1,12 +1,28 @@
 //! The pass pipeline, as one literal list.
 
+use crate::legalize::{legalize, LegalizeError, Route};
+use crate::target::Target;
 use crate::validate::{validate, Validated, ValidationError};
 use anec_ir::Module;
 
-/// Runs every pass in order and returns the validated module.
+/// Why the pipeline stopped.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PipelineError {
+    /// The module failed the IR verifier (a front-end or pass bug, or an invalid `.mlir`).
+    #[error("{0}")]
+    Invalid(#[from] ValidationError),
+    /// Layers the target chip does not run (the validators of `legalize`).
+    #[error("{0}")]
+    Rejected(#[from] LegalizeError),
+}
+
+/// Runs every pass in order and returns the module, verified and legal on `target`.
 ///
-/// Today the list is: verify, then fusion grouping (inside [`validate`]). Segmentation, segmentation, layout and tiling passes join here,
-/// one line each, as they land.
-pub fn run(module: Module) -> Result<Validated, ValidationError> {
-    validate(module)
+/// The list: verify and group for fusion ([`validate`]), then the per-layer validators on
+/// the chip ([`legalize`], the same verdicts `anec check` reports). Segmentation, layout
+/// and tiling passes join here, one line each, as they land.
+pub fn run(module: Module, target: Target, route: Route) -> Result<Validated, PipelineError> {
+    let validated = validate(module)?;
+    legalize(&validated, target, route)?;
+    Ok(validated.legal_on(target))
 }

@@ -1,9 +1,12 @@
 //! Validation: the IR verifier, run as the gate before any code generation.
 //!
 //! A [`Validated`] can only be built here, so holding one proves the module verified; it
-//! also carries the fusion groups the backend encodes one task each.
+//! also carries the fusion groups the backend encodes one task each, and, when it comes
+//! from [`crate::pipeline::run`], the chip whose validators it passed
+//! ([`Validated::target`]).
 
 use crate::fuse::{self, Group};
+use crate::target::Target;
 use anec_ir::verify::{verify_module, VerifyError};
 use anec_ir::Module;
 use std::fmt;
@@ -13,6 +16,7 @@ use std::fmt;
 pub struct Validated {
     module: Module,
     groups: Vec<Group>,
+    target: Option<Target>,
 }
 
 impl Validated {
@@ -24,6 +28,18 @@ impl Validated {
     /// The fused groups, in execution order (every op in exactly one group).
     pub fn groups(&self) -> &[Group] {
         &self.groups
+    }
+
+    /// The chip whose per-layer validators the module passed (`None` when it was only
+    /// verified, as `anec run` does).
+    pub fn target(&self) -> Option<Target> {
+        self.target
+    }
+
+    /// Records that the module passed the validators of `target` (the pipeline's last step).
+    pub(crate) fn legal_on(mut self, target: Target) -> Self {
+        self.target = Some(target);
+        self
     }
 }
 
@@ -47,5 +63,5 @@ impl std::error::Error for ValidationError {}
 pub fn validate(module: Module) -> Result<Validated, ValidationError> {
     verify_module(&module).map_err(|errors| ValidationError { errors })?;
     let groups = fuse::groups(&module);
-    Ok(Validated { module, groups })
+    Ok(Validated { module, groups, target: None })
 }

@@ -1,4 +1,10 @@
 //! Shared helpers of the integration, conformance and snapshot tests.
+//!
+//! [`agree`]: compile a model, simulate the program and compare with the reference
+//! interpreter within the fp16 tolerance of [`tolerance`].
+
+pub mod agree;
+pub mod tolerance;
 
 use std::path::PathBuf;
 

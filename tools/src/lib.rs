@@ -7,12 +7,22 @@
 //!   return [`Difference`]s; [`DiffOptions`] can ignore `LC_IDENT` and symbol hashes.
 //!
 //! Both read the same field tree (`tree`), so what a diff reports is what a dump shows.
+//!
+//! - [`reference`](mod@reference): the reference interpreter ([`run_module`], [`run_mil`]), plain f32
+//!   evaluation of a source program.
+//! - [`sim`]: the register-level simulator ([`SimProgram`]): runs an `.hwx` on host
+//!   tensors by interpreting its task descriptors.
+//!
 //! Malformed input is a [`ToolError`], never a panic. Nothing here prints; the `anec`
 //! CLI does (see `docs/tools.md`).
 
 pub mod diff;
 pub mod dump;
 pub mod error;
+pub mod npy;
+pub mod reference;
+pub mod sim;
+pub mod tensor;
 
 mod compare;
 mod names;
@@ -22,3 +32,6 @@ mod tree;
 pub use diff::{diff_files, diff_files_with, DiffOptions, Difference};
 pub use dump::dump_file;
 pub use error::ToolError;
+pub use reference::{run_mil, run_module, RefError};
+pub use sim::{IoSpec, SimError, SimProgram};
+pub use tensor::Tensor;

@@ -21,6 +21,27 @@ pub enum Error {
         /// Every verifier error.
         source: anec_passes::ValidationError,
     },
+    /// Layers the target chip does not run: the per-layer validators (one line per layer,
+    /// each with its location, the rule and the feature byte or limit; `anec check` reports
+    /// the same).
+    #[error("{source}")]
+    Rejected {
+        /// Input file.
+        file: String,
+        /// Every rejected layer.
+        source: anec_passes::LegalizeError,
+    },
+    /// The model passes a chip's validators but anec has no code generator for the chip.
+    #[error("{file}: no code generator for {target} yet: the model passes {target}'s validators (see `anec check -t {target}`)")]
+    NoCodeGenerator {
+        /// Input file.
+        file: String,
+        /// The chip.
+        target: String,
+    },
+    /// A target name that is not in the chip table.
+    #[error("{0}")]
+    UnknownChip(anec_passes::target::UnknownTarget),
     /// The backend could not place one or more layers (one line per layer, each naming
     /// the file).
     #[error("{}", per_line(file, &source.to_string()))]
@@ -63,6 +84,46 @@ pub enum Error {
     /// `--emit mil` on an input that is not MIL.
     #[error("{0}: --emit mil needs a MIL input (.mil, .mlmodelc or .mlpackage)")]
     EmitNeedsMil(PathBuf),
+    /// An `anec sim` / `anec run` input that does not fit the program (unknown, missing or
+    /// repeated name, other shape, unsupported `.npy` dtype); lists the program's inputs.
+    #[error("{program}: {problem}; the program's inputs are: {inputs}")]
+    Inputs {
+        /// The program or model.
+        program: String,
+        /// What is wrong.
+        problem: String,
+        /// Every input with its shape and element type.
+        inputs: String,
+    },
+    /// A MIL function that the model does not define.
+    #[error("{file}: no function `{function}` (the model defines: {functions})")]
+    NoFunction {
+        /// The model.
+        file: String,
+        /// The function asked for.
+        function: String,
+        /// The functions it has.
+        functions: String,
+    },
+    /// The simulator could not load or run a program.
+    #[error("{file}: simulator: {source}")]
+    Sim {
+        /// The program.
+        file: String,
+        /// Why.
+        source: anec_tools::SimError,
+    },
+    /// The reference interpreter could not evaluate the model.
+    #[error("{file}: reference interpreter: {source}")]
+    Reference {
+        /// The model.
+        file: String,
+        /// Why.
+        source: anec_tools::RefError,
+    },
+    /// An `.npy` file could not be read or written.
+    #[error("{0}")]
+    Npy(#[from] anec_tools::npy::NpyError),
     /// A file-system error.
     #[error("{path}: {source}")]
     Io {

@@ -7,13 +7,16 @@
 //! anec::write_atomically(std::path::Path::new("out/conv.hwx"), &out.hwx_bytes()?)?;
 //! # Ok::<(), anec::Error>(())
 //! ```
-//! The pipeline reads in one function, [`compile_module`]: front end, passes (verify),
-//! backend, container.
+//! The pipeline reads in one function, [`compile_module`]: front end, passes (verify and
+//! the target chip's validators), backend, container. [`check`] answers, per layer and per
+//! chip, whether a model runs on the engine, with the same validators (`anec check`).
 
+pub mod check;
 pub mod diagnostic;
 pub mod error;
 pub mod input;
 pub mod output;
+pub mod run;
 pub mod target;
 
 pub use error::Error;
@@ -23,6 +26,8 @@ pub use target::Target;
 
 use anec_codegen::Hwx;
 use anec_ir::Module;
+use anec_passes::target::Target as Chip;
+use anec_passes::{PipelineError, Route, Validated};
 use std::path::Path;
 
 /// Name and version written into the `LC_IDENT` banner.
@@ -37,12 +42,15 @@ pub struct Options {
     pub banner_args: Vec<String>,
     /// The function of a MIL program to compile (`main` unless named).
     pub function: String,
+    /// How the model reached the compiler (the route its validators gate): direct for a
+    /// netplist or `.mlir`, conversion for MIL. [`compile_file`] sets it from the file.
+    pub route: Route,
 }
 
 impl Options {
     /// Options for a target with no extra banner arguments.
     pub fn new(target: Target) -> Self {
-        Options { target, banner_args: Vec::new(), function: DEFAULT_FUNCTION.to_string() }
+        Options { target, banner_args: Vec::new(), function: DEFAULT_FUNCTION.to_string(), route: Route::Direct }
     }
 
     /// The `LC_IDENT` text in Apple's format: `ANEC v1`, the compiler, then one tab-indented
@@ -85,9 +93,36 @@ pub fn load(path: &Path) -> Result<Module, Error> {
     load_function(path, DEFAULT_FUNCTION)
 }
 
+/// The chip table's entry of a target with a code generator: the one place an
+/// [`anec::Target`](Target) becomes an [`anec_passes::target::Target`](Chip).
+pub fn chip(target: Target) -> Result<Chip, Error> {
+    anec_passes::target::lookup(target.name()).map_err(Error::UnknownChip)
+}
+
+/// The target with a code generator in anec for a chip, if there is one.
+pub fn code_generator(chip: Chip) -> Option<Target> {
+    Target::parse(chip.name()).ok()
+}
+
+/// The route of an input kind: conversion for MIL, direct for netplists and `.mlir`.
+pub fn route_of(kind: InputKind) -> Route {
+    match kind {
+        InputKind::Mil => Route::Conversion,
+        InputKind::Netplist | InputKind::AnecIr => Route::Direct,
+    }
+}
+
+/// The passes on a module for `chip`: the verifier and the chip's validators.
+pub fn validate_for(module: Module, file: &str, chip: Chip, route: Route) -> Result<Validated, Error> {
+    anec_passes::run(module, chip, route).map_err(|e| match e {
+        PipelineError::Invalid(source) => Error::Invalid { file: file.to_string(), source },
+        PipelineError::Rejected(source) => Error::Rejected { file: file.to_string(), source },
+    })
+}
+
 /// The whole pipeline on a module: passes, then the target's backend.
 pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Compiled, Error> {
-    let validated = anec_passes::run(module).map_err(|source| Error::Invalid { file: file.to_string(), source })?;
+    let validated = validate_for(module, file, chip(opts.target)?, opts.route)?;
     let backend_opts = anec_backend_h13::Options { ident: opts.ident() };
     let hwx = match opts.target {
         Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
@@ -98,6 +133,7 @@ pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Comp
 
 /// Loads and compiles a model file.
 pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Error> {
+    let opts = Options { route: route_of(InputKind::of(path)?), ..opts.clone() };
     let module = load_function(path, &opts.function)?;
-    compile_module(module, &path.display().to_string(), opts)
+    compile_module(module, &path.display().to_string(), &opts)
 }

@@ -1,4 +1,5 @@
-//! The `anec` command-line tool: `compile`, `dump`, `diff`.
+//! The `anec` command-line tool: `compile`, `check`, `dump`, `diff`, `sim`, `run`, and
+//! `--print target-list` / `--print target-features -t TARGET`.
 //!
 //! Errors print on stderr and exit 1; `diff` exits 1 when the programs differ and 2 on
 //! error. Errors with source positions (MIL) are rendered with the source line and a caret
@@ -15,10 +16,7 @@ fn main() -> ExitCode {
     match cli::run(args) {
         Ok(code) => code,
         Err(e) => {
-            match &e {
-                anec::Error::Diagnostics(ds) => eprint!("{}", anec::diagnostic::render_all(ds)),
-                other => other.to_string().lines().for_each(|l| eprintln!("error: {l}")),
-            }
+            cli::print_error(&e);
             ExitCode::from(cli::exit_code_for_error(&e))
         }
     }

@@ -9,9 +9,12 @@
 //!   holds, with the attribute's element type and `elements * dtype size` bytes.
 //! - Per-op contracts of `docs/ops.md`, one function per op, grouped by family: `conv.rs`,
 //!   `neuron.rs`, `pooling.rs`, `elementwise.rs`, `shape.rs`, `attention.rs`, `reduction.rs`
-//!   (softmax, reduction), `layout.rs` (transpose), `constant.rs`. They check operand and
-//!   result counts, shapes, element types, and attribute presence, kind and range; unknown
-//!   attributes are rejected so a misspelt name cannot pass silently.
+//!   (softmax, reduction), `layout.rs` (transpose), `constant.rs`; the hidden-layer ops of
+//!   seed 002 (sort, top_k, pixel_shuffle, pad, resize, ...) share one table-driven
+//!   verifier, `hidden.rs` (table in `hidden_table.rs`, shape rules in `hidden_shape.rs`).
+//!   They check operand and result counts, shapes, element types, and attribute
+//!   presence, kind and range; unknown attributes are rejected so a misspelt name cannot
+//!   pass silently.
 //!
 //! A failure after a pass is a compiler bug; the caller decides how to say so. Nothing here
 //! panics on a malformed module: out-of-range ids are reported, never indexed.
@@ -21,6 +24,9 @@ mod check;
 mod constant;
 mod conv;
 mod elementwise;
+mod hidden;
+mod hidden_shape;
+mod hidden_table;
 mod layout;
 mod neuron;
 mod pooling;
@@ -33,6 +39,8 @@ use crate::module::{Location, Module, Op};
 use crate::opcode::OpCode;
 use check::OpCx;
 pub use elementwise::ELEMENTWISE_KINDS;
+pub use hidden::{describe_kind, infer_extents, spec, AttrSpec, Kind, OpSpec};
+pub use hidden_table::{ARG_MODES, BOX_MODES, COORDINATE_MODES, PAD_MODES, RESIZE_SAMPLING, SAMPLER_PADDING};
 pub use neuron::NEURON_MODES;
 pub use pooling::POOLING_KINDS;
 pub use reduction::REDUCTION_KINDS;
@@ -129,5 +137,39 @@ fn verify_op(cx: &mut OpCx<'_, '_>) {
         OpCode::Transpose => layout::verify_transpose(cx),
         OpCode::Reduction => reduction::verify_reduction(cx),
         OpCode::Constant => constant::verify_constant(cx),
+        OpCode::Sort
+        | OpCode::TopK
+        | OpCode::ArgMinMax
+        | OpCode::GlobalArgMinMax
+        | OpCode::PixelShuffle
+        | OpCode::PixelUnshuffle
+        | OpCode::ChannelToSpace
+        | OpCode::SpaceToChannel
+        | OpCode::SpaceToBatch
+        | OpCode::BatchToSpace
+        | OpCode::MinMaxNorm
+        | OpCode::Lrn
+        | OpCode::InstanceNorm
+        | OpCode::CrossCorrelation
+        | OpCode::CrossProduct
+        | OpCode::FurthestPointSampling
+        | OpCode::RadiusSearch
+        | OpCode::CostVolume
+        | OpCode::DynamicSlice
+        | OpCode::Flatten
+        | OpCode::Dropout
+        | OpCode::Pad
+        | OpCode::Gather
+        | OpCode::Resize
+        | OpCode::CropResize
+        | OpCode::AffineTransform
+        | OpCode::Resample
+        | OpCode::Random
+        | OpCode::RingBufferWriter
+        | OpCode::Nms => {
+            if !hidden::verify(cx) {
+                cx.err("has no contract in the hidden-layer table");
+            }
+        }
     }
 }

@@ -9,7 +9,7 @@ use super::flatten_fc::{self, Flatten};
 use super::layout;
 use super::tensor::Tensor;
 use super::{Lowerer, PendingResource};
-use anec_ir::mil::{Arg, Stmt, Value, ValueData};
+use anec_ir::mil::{Arg, ScalarType, Stmt, Value, ValueData};
 use anec_ir::{Attr, Attrs, Blob, Location, Op, OpCode, TensorType, ValueId};
 use std::rc::Rc;
 
@@ -67,12 +67,21 @@ pub(crate) struct Cx<'a, 'm> {
     pub lw: &'a mut Lowerer<'m>,
     /// The statement.
     pub stmt: &'m Stmt,
+    /// Whether integer results are index tensors the engine returns fp16-encoded (set by
+    /// the ranking lowerings: `topk`, `argsort`, `reduce_argmax`, ...).
+    index_results: bool,
 }
 
 impl<'a, 'm> Cx<'a, 'm> {
     /// A context for a statement.
     pub fn new(lw: &'a mut Lowerer<'m>, stmt: &'m Stmt) -> Self {
-        Cx { lw, stmt }
+        Cx { lw, stmt, index_results: false }
+    }
+
+    /// Accepts integer results: they hold indices, which the engine computes as fp16
+    /// values (exact below 2048).
+    pub fn allow_index_results(&mut self) {
+        self.index_results = true;
     }
 
     /// The op type (`conv`).
@@ -254,7 +263,9 @@ impl<'a, 'm> Cx<'a, 'm> {
             let shape = match val {
                 Val::Rt(rt) => {
                     let dtype = out.ty.dtype();
-                    if !matches!(dtype.map(|d| d.name()), Some("fp16" | "fp32")) {
+                    let index = self.index_results
+                        && dtype.is_some_and(|d| !d.is_float() && !matches!(d, ScalarType::Bool | ScalarType::String));
+                    if !index && !matches!(dtype.map(|d| d.name()), Some("fp16" | "fp32")) {
                         let d = dtype.map_or("non-tensor".to_string(), |d| d.to_string());
                         return Err(Fail::Msg(format!(
                             "a {d} result computed at run time is not supported (the engine computes in fp16)"

@@ -23,6 +23,7 @@ mod conv;
 mod cx;
 mod elementwise;
 mod flatten_fc;
+mod hidden;
 mod layout;
 mod linear;
 mod norm;
@@ -30,6 +31,7 @@ mod pool;
 mod reduce;
 mod shape;
 mod softmax;
+mod spatial;
 mod tensor;
 
 use anec_ir::mil::{Function, MilModel, Span, Stmt, Type};
@@ -51,6 +53,35 @@ pub fn lower_mil(model: &MilModel, function: &str) -> Result<Module, Vec<Diagnos
     }
     lw.add_outputs();
     lw.finish()
+}
+
+/// A MIL statement (or function input or output) that did not lower, for `anec check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unlowered {
+    /// The MIL op (`topk`), or `input` / `output` for a function port.
+    pub op: String,
+    /// The statement's name (its `name` attribute or first result), or the port's.
+    pub name: String,
+    /// Where it is.
+    pub location: Location,
+    /// Why: the diagnostic's message, or that an input did not lower.
+    pub reason: String,
+}
+
+/// Lowers what can be lowered of function `function`: the module of the statements that
+/// lowered (a statement whose input did not lower is left out too) and one [`Unlowered`]
+/// per statement or port left out, in source order. The error is for an unknown function.
+pub fn lower_mil_partial(model: &MilModel, function: &str) -> Result<(Module, Vec<Unlowered>), Vec<Diagnostic>> {
+    let Some(func) = model.program.function(function) else {
+        return Err(vec![unknown_function(model, function)]);
+    };
+    let mut lw = Lowerer::new(model, func);
+    lw.add_inputs();
+    for stmt in &func.body {
+        lw.statement(stmt);
+    }
+    lw.add_outputs();
+    Ok((lw.module, lw.unlowered))
 }
 
 /// The diagnostic for a function name the program does not have.
@@ -84,6 +115,8 @@ pub(crate) struct Lowerer<'m> {
     pending: Vec<PendingResource>,
     /// For each variable, the indices of the statements reading it.
     readers: HashMap<&'m str, Vec<usize>>,
+    /// What did not lower, for [`lower_mil_partial`].
+    unlowered: Vec<Unlowered>,
 }
 
 /// The network name for a function: `net` for `main` (the name Apple's netplists give the
@@ -109,6 +142,7 @@ impl<'m> Lowerer<'m> {
             diags: Vec::new(),
             pending: Vec::new(),
             readers: flatten_fc::readers(func),
+            unlowered: Vec::new(),
         }
     }
 
@@ -128,6 +162,13 @@ impl<'m> Lowerer<'m> {
     /// Records an error at `span`.
     fn error(&mut self, span: Span, message: String) {
         self.diags.push(Diagnostic::new(&self.model.file, self.text.clone(), span, message));
+    }
+
+    /// Records an error about a port or statement that is left out of the module.
+    fn left_out(&mut self, op: &str, name: &str, span: Span, message: String) {
+        let location = self.location(span);
+        self.unlowered.push(Unlowered { op: op.into(), name: name.into(), location, reason: message.clone() });
+        self.error(span, message);
     }
 
     /// `name`, or `name_1`, `name_2`, ... when taken; marks the result as used.
@@ -151,7 +192,7 @@ impl<'m> Lowerer<'m> {
                     let ty = match layout::anec_type(&shape) {
                         Ok(ty) => ty,
                         Err(e) => {
-                            self.error(p.name.span, format!("cannot lower input `{name}`: {e}"));
+                            self.left_out("input", &name, p.name.span, format!("cannot lower input `{name}`: {e}"));
                             self.env.insert(name, Val::Poison);
                             continue;
                         }
@@ -164,7 +205,7 @@ impl<'m> Lowerer<'m> {
                     self.env.insert(name, Val::Rt(Rt { id: value, ty, shape }));
                 }
                 Err(e) => {
-                    self.error(p.name.span, format!("cannot lower input `{name}`: {e}"));
+                    self.left_out("input", &name, p.name.span, format!("cannot lower input `{name}`: {e}"));
                     self.env.insert(name, Val::Poison);
                 }
             }
@@ -189,10 +230,21 @@ impl<'m> Lowerer<'m> {
                 self.module.values.truncate(values);
                 self.module.ops.truncate(ops);
                 self.pending.clear();
-                if let Fail::Msg(reason) = fail {
-                    let var = stmt.outputs.first().map_or("none", |o| o.name.name.as_str());
-                    let message = format!("cannot lower `{}` (result `{var}`): {reason}", stmt.op.name);
-                    self.error(stmt.span, message);
+                let var = stmt.outputs.first().map_or("none", |o| o.name.name.as_str());
+                let name = stmt.name_attr().unwrap_or(var).to_string();
+                match fail {
+                    Fail::Msg(reason) => {
+                        let message = format!("cannot lower `{}` (result `{var}`): {reason}", stmt.op.name);
+                        self.left_out(&stmt.op.name, &name, stmt.span, message);
+                    }
+                    Fail::Poisoned => {
+                        let location = self.location(stmt.span);
+                        let reason = format!(
+                            "not lowered: an input of `{}` comes from a statement that did not lower",
+                            stmt.op.name
+                        );
+                        self.unlowered.push(Unlowered { op: stmt.op.name.clone(), name, location, reason });
+                    }
                 }
                 for out in &stmt.outputs {
                     self.env.insert(out.name.name.clone(), Val::Poison);
@@ -252,9 +304,11 @@ impl<'m> Lowerer<'m> {
                 Some(Val::Const(_)) => {
                     let message =
                         format!("output `{var}` is a compile-time constant; the engine returns only computed tensors");
-                    self.error(out.span, message);
+                    self.left_out("output", var, out.span, message);
                 }
-                Some(Val::Flatten(_)) | None => self.error(out.span, format!("output `{var}` is not defined")),
+                Some(Val::Flatten(_)) | None => {
+                    self.left_out("output", var, out.span, format!("output `{var}` is not defined"))
+                }
             }
         }
     }
@@ -333,7 +387,22 @@ fn dispatch(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         "slice_by_size" => shape::slice_by_size(cx),
         "identity" => shape::identity(cx),
         "cast" => cast::cast(cx),
+        "reduce_argmax" | "reduce_argmin" => hidden::arg_reduce(cx),
         op if op.starts_with("reduce_") => reduce::reduce(cx),
+        "topk" => hidden::topk(cx),
+        "argsort" => hidden::argsort(cx),
+        "pad" => hidden::pad(cx),
+        "gather" => hidden::gather(cx),
+        "local_response_norm" => hidden::lrn(cx),
+        "non_maximum_suppression" => hidden::nms(cx),
+        "pixel_shuffle" | "pixel_unshuffle" | "depth_to_space" | "space_to_depth" => spatial::depth_space(cx),
+        "space_to_batch" | "batch_to_space" => spatial::space_batch(cx),
+        "upsample_bilinear" | "upsample_nearest_neighbor" | "resize_bilinear" | "resize_nearest_neighbor" => {
+            spatial::resize(cx)
+        }
+        "crop_resize" => spatial::crop_resize(cx),
+        "affine" => spatial::affine(cx),
+        "resample" => spatial::resample(cx),
         op if activation::handles(op) => activation::activation(cx),
         other => Err(Fail::Msg(format!("the anec dialect has no lowering for MIL op `{other}`"))),
     }

@@ -1,11 +1,12 @@
 //! Reductions: `reduce_sum`, `reduce_mean`, `reduce_max`, `reduce_min` to
 //! `anec.reduction`; `reduce_sum_square` (sqr, then sum), `reduce_l1_norm` (abs, then sum)
-//! and `reduce_l2_norm` (sqr, sum, sqrt) with neurons around it.
+//! and `reduce_l2_norm` (sqr, sum, sqrt) with neurons around it (`reduce_argmax` and
+//! `reduce_argmin` are in `hidden.rs`).
 //!
 //! `axes` (default: all) map to anec axes; the reduction keeps them with extent 1, and
 //! `keep_dims = false` (the default) removes them with a MIL reshape (`shape.rs`). A
 //! reduction over axes of extent 1 only is the identity and emits no reduction. Other
-//! reductions (`reduce_prod`, `reduce_argmax`, `reduce_log_sum`, ...) are errors.
+//! reductions (`reduce_prod`, `reduce_log_sum`, ...) are errors.
 
 use super::cx::{attrs, axes_attr, Cx, Fail, LResult, Val};
 use super::elementwise::{neuron, rt_with, v};

@@ -12,6 +12,7 @@ mod conv;
 mod driver;
 mod elementwise;
 mod fixtures;
+mod hidden;
 mod linear;
 mod model;
 mod netplist;

@@ -1,7 +1,7 @@
 //! `anec compile`: load, compile, and write the program atomically into the output directory.
 
 use super::Emit;
-use anec::{Error, InputKind, Options, Target};
+use anec::{Error, InputKind, Options};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -29,9 +29,10 @@ fn output_name(input: &Path, ext: &str) -> String {
 
 /// Runs `anec compile`.
 pub fn run(req: &Request) -> Result<ExitCode, Error> {
-    let target = Target::parse(&req.target)?;
+    let chip = anec_passes::target::lookup(&req.target).map_err(Error::UnknownChip)?;
     let ext = if req.emit == Emit::Anec { "anec" } else { "hwx" };
     let out_path = req.output.join(output_name(&req.input, ext));
+    let Some(target) = anec::code_generator(chip) else { return validate_only(req, chip) };
     let mut opts = Options::new(target);
     opts.function.clone_from(&req.function);
     opts.banner_args = vec![format!("-i {}", req.input.display()), format!("-o {}", out_path.display())];
@@ -50,6 +51,21 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
     };
     anec::write_atomically(&out_path, &bytes)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// For a chip without a code generator: emits what needs none, else runs the validators
+/// and stops (a rejection lists the layers; otherwise "no code generator").
+fn validate_only(req: &Request, chip: anec_passes::target::Target) -> Result<ExitCode, Error> {
+    if req.emit == Emit::Mil {
+        return print_stdout(&mil_text(&req.input)?);
+    }
+    let module = anec::load_function(&req.input, &req.function)?;
+    if req.emit == Emit::AnecIr {
+        return print_stdout(&anec_ir::print_module(&module));
+    }
+    let file = req.input.display().to_string();
+    anec::validate_for(module, &file, chip, anec::route_of(InputKind::of(&req.input)?))?;
+    Err(Error::NoCodeGenerator { file, target: chip.name().to_string() })
 }
 
 /// The MIL program of a MIL input, printed in coremlc's layout.

@@ -1,19 +1,39 @@
 //! Command-line parsing and dispatch to one file per subcommand.
 
+mod check;
 mod compile;
 mod inspect;
+mod run;
+mod sim;
 
 use anec::Error;
 use clap::{Parser, Subcommand, ValueEnum};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// The anec compiler for the Apple Neural Engine.
 #[derive(Debug, Parser)]
-#[command(name = "anec", version, about)]
+#[command(name = "anec", version, about, arg_required_else_help = true, args_conflicts_with_subcommands = true)]
 pub struct Args {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    /// Print a table instead of running a command: `target-list` (every chip) or
+    /// `target-features` (the feature bytes, limits and hardware features of `-t TARGET`).
+    #[arg(long, value_enum, value_name = "WHAT")]
+    print: Option<Print>,
+    /// The chip for `--print target-features`.
+    #[arg(short = 't', long = "target", default_value = "h13g", requires = "print")]
+    target: String,
+}
+
+/// What `--print` prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Print {
+    /// Every chip: name, products, generation, family, cpusubtype, ISA version.
+    TargetList,
+    /// One chip's feature bytes, limits and hardware features, each with its source.
+    TargetFeatures,
 }
 
 /// What `--emit` writes.
@@ -48,6 +68,22 @@ enum Command {
         #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
         function: String,
     },
+    /// Report, per layer, whether a model runs on a chip's neural engine and, if not, why
+    /// (the rule, the feature byte or limit with the chip's value, a suggestion). Exit 0 when
+    /// every layer runs on the engine, 1 otherwise, 2 on a usage or read error.
+    Check {
+        /// The model file (model.mil, .mlmodelc, .mlpackage, net.plist or .mlir).
+        model: PathBuf,
+        /// Target chip (see `anec --print target-list`).
+        #[arg(short = 't', long = "target", default_value = "h13g")]
+        target: String,
+        /// Report format.
+        #[arg(long, value_enum, default_value = "text")]
+        format: check::Format,
+        /// The MIL function to check.
+        #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
+        function: String,
+    },
     /// Print every field of a .hwx or .anec program.
     Dump {
         /// The program file.
@@ -67,16 +103,78 @@ enum Command {
         #[arg(long)]
         strict: bool,
     },
+    /// Run a compiled program (.hwx) on the register-level simulator: one NAME.npy (fp16)
+    /// per output, arrays in the program's [N, C, H, W] order ([N, C, D, H, W] when D > 1).
+    Sim {
+        /// The program.
+        program: PathBuf,
+        /// An input: its name and an .npy file (float16 or float32); once per input.
+        #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = anec::run::parse_input_arg)]
+        inputs: Vec<(String, PathBuf)>,
+        /// Directory for the output .npy files.
+        #[arg(long = "output-dir", value_name = "DIR")]
+        output_dir: PathBuf,
+    },
+    /// Evaluate a model with the reference interpreter (f32): one NAME.npy (fp16) per output.
+    ///
+    /// MIL models take and give MIL shapes; netplists and .mlir modules [N, C, H, W].
+    Run {
+        /// The model (model.mil, .mlmodelc, .mlpackage, net.plist or .mlir).
+        model: PathBuf,
+        /// The MIL function to run.
+        #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
+        function: String,
+        /// An input: its name and an .npy file (float16 or float32); once per input.
+        #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = anec::run::parse_input_arg)]
+        inputs: Vec<(String, PathBuf)>,
+        /// Directory for the output .npy files.
+        #[arg(long = "output-dir", value_name = "DIR")]
+        output_dir: PathBuf,
+    },
 }
 
 /// Runs the parsed command.
 pub fn run(args: Args) -> Result<ExitCode, Error> {
-    match args.command {
+    let Some(command) = args.command else { return print(args.print, &args.target) };
+    match command {
         Command::Compile { input, target, output, emit, function } => {
             compile::run(&compile::Request { input, target, output, emit, function })
         }
+        Command::Check { model, target, format, function } => {
+            match check::run(&check::Request { model, target, format, function }) {
+                Ok(code) => Ok(code),
+                Err(e) => {
+                    print_error(&e);
+                    Ok(ExitCode::from(2))
+                }
+            }
+        }
         Command::Dump { file } => inspect::dump(&file),
         Command::Diff { a, b, strict } => inspect::diff(&a, &b, strict),
+        Command::Sim { program, inputs, output_dir } => sim::run(&program, &inputs, &output_dir),
+        Command::Run { model, function, inputs, output_dir } => run::run(&model, &function, &inputs, &output_dir),
+    }
+}
+
+/// `anec --print WHAT [-t TARGET]`.
+fn print(what: Option<Print>, target: &str) -> Result<ExitCode, Error> {
+    let text = match what {
+        Some(Print::TargetList) | None => anec_passes::target::target_list_text(),
+        Some(Print::TargetFeatures) => {
+            let chip = anec_passes::target::lookup(target).map_err(Error::UnknownChip)?;
+            anec_passes::target::target_features_text(chip)
+        }
+    };
+    std::io::stdout().write_all(text.as_bytes()).map_err(|e| Error::io("<stdout>", e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Prints an error on standard error: diagnostics with their source line and caret, the
+/// others one `error:` line per line of the message.
+pub fn print_error(e: &Error) {
+    match e {
+        Error::Diagnostics(ds) => eprint!("{}", anec::diagnostic::render_all(ds)),
+        other => other.to_string().lines().for_each(|l| eprintln!("error: {l}")),
     }
 }
 

@@ -4,11 +4,15 @@
 //! earlier units), optional `Name` (the op name; default the unit's key), optional
 //! `OutputType` (default the first bottom's type), optional `OutputChannels` (checked
 //! against the inferred shape; required by `Conv`) and `Params`. The per-type files lower
-//! `Params` to the attributes of `docs/ops.md` and infer the result shape.
+//! `Params` to the attributes of `docs/ops.md` and infer the result shape; the hidden-layer
+//! Types (seed 002 Table B.1: SDPA, Sort, TopK, PixelShuffle, ...) share one table-driven
+//! reader, `hidden.rs` (table in `hidden_table.rs`).
 
 mod conv;
 mod elementwise;
 mod goc;
+mod hidden;
+mod hidden_table;
 mod neuron;
 mod shape;
 pub(crate) mod weights;
@@ -19,7 +23,10 @@ use crate::error::{FrontError, Site, Subject};
 use anec_ir::{Attrs, Blob, DType, Location, Op, OpCode, TensorType, ValueId};
 
 /// The unit types this front end reads, for messages.
-const SUPPORTED: &str = "Conv, Neuron, GOC, ScaledElementWise, Concat, Reshape, InputView, Broadcast";
+const SUPPORTED: &str = "Conv, Neuron, GOC, ScaledElementWise, Concat, Reshape, InputView, Broadcast, \
+    SDPA, Sort, TopK, ArgMinMax, GlobalArgMinMax, PixelShuffle, PixelUnshuffle, ChannelToSpace, SpaceToChannel, \
+    SpaceToBatch, BatchToSpace, MinMaxNormalization, LocalResponseNormalization, CrossCorrelation, CrossProduct, \
+    FurthestPointSampling, RadiusSearch, CostVolume, DynamicSlice, Flatten, Dropout, Resize";
 
 /// A unit being lowered: its entry, resolved operands and result element type.
 pub(crate) struct UnitCx<'a> {
@@ -129,10 +136,12 @@ fn lower(b: &mut Builder<'_>, cx: &UnitCx<'_>, unit_type: &str) -> Result<Lowere
         "Reshape" => shape::reshape(cx),
         "InputView" => shape::input_view(cx),
         "Broadcast" => shape::broadcast(cx),
-        other => Err(FrontError::UnknownUnitType {
-            site: Box::new(cx.unit.site().clone()),
-            unit_type: other.into(),
-            supported: SUPPORTED,
+        other => hidden::lower(cx, other).unwrap_or_else(|| {
+            Err(FrontError::UnknownUnitType {
+                site: Box::new(cx.unit.site().clone()),
+                unit_type: other.into(),
+                supported: SUPPORTED,
+            })
         }),
     }
 }
@@ -158,5 +167,17 @@ fn check_output_channels(cx: &UnitCx<'_>, result: &TensorType) -> Result<()> {
             Err(cx.unit.bad("OutputChannels", format!("{c} differs from the inferred {} output channels", result.c)))
         }
         _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn supported_lists_every_hidden_type() {
+        let listed: Vec<&str> = super::SUPPORTED.split(", ").collect();
+        for t in super::hidden::type_names() {
+            assert!(listed.contains(&t), "{t} missing from SUPPORTED");
+        }
+        assert_eq!(listed.len(), 8 + super::hidden::type_names().len());
     }
 }

@@ -1,0 +1,110 @@
+//! Tests of `run.rs`: input binding and its errors, output writing.
+
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use super::*;
+
+fn specs() -> Vec<InputSpec> {
+    vec![InputSpec::fixed("image", &[1, 1, 1, 4], "fp16"), InputSpec::fixed("mask", &[1, 2, 1, 1], "fp16")]
+}
+
+fn write(dir: &Path, name: &str, t: &Tensor) -> PathBuf {
+    let p = dir.join(name);
+    std::fs::write(&p, npy::write_f16_bytes(t, name).unwrap()).unwrap();
+    p
+}
+
+fn tensor(shape: &[usize]) -> Tensor {
+    let n = shape.iter().product::<usize>();
+    Tensor::new(shape.to_vec(), (0..n).map(|i| i as f32 * 0.5).collect()).unwrap()
+}
+
+fn inputs_error(e: Error) -> (String, String) {
+    match e {
+        Error::Inputs { problem, inputs, .. } => (problem, inputs),
+        other => panic!("expected an input error, got {other}"),
+    }
+}
+
+#[test]
+fn binds_inputs_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.npy", &tensor(&[1, 1, 1, 4]));
+    let b = write(dir.path(), "b.npy", &tensor(&[1, 2, 1, 1]));
+    let bound = bind_inputs("p.hwx", &specs(), &[("mask".into(), b), ("image".into(), a)]).unwrap();
+    assert_eq!(bound["image"], tensor(&[1, 1, 1, 4]));
+    assert_eq!(bound["mask"], tensor(&[1, 2, 1, 1]));
+}
+
+#[test]
+fn binding_errors_name_the_problem_and_list_the_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = write(dir.path(), "a.npy", &tensor(&[1, 1, 1, 4]));
+    let wrong = write(dir.path(), "w.npy", &tensor(&[1, 4]));
+    let listing = "image [1, 1, 1, 4] fp16, mask [1, 2, 1, 1] fp16";
+    let cases: Vec<(Vec<(String, PathBuf)>, String)> = vec![
+        (vec![("imag".into(), a.clone())], "no input named 'imag'".into()),
+        (vec![("image".into(), a.clone()), ("image".into(), a.clone())], "input 'image' is given twice".into()),
+        (vec![("image".into(), a.clone())], "missing --input for 'mask'".into()),
+        (
+            vec![("image".into(), wrong.clone()), ("mask".into(), a.clone())],
+            format!("{}: input 'image' has shape [1, 4], the program expects [1, 1, 1, 4]", wrong.display()),
+        ),
+    ];
+    for (given, want) in cases {
+        let (problem, inputs) = inputs_error(bind_inputs("p.hwx", &specs(), &given).unwrap_err());
+        assert!(problem.starts_with(&want), "{problem:?} should start with {want:?}");
+        assert_eq!(inputs, listing);
+    }
+}
+
+#[test]
+fn a_float64_file_is_a_dtype_error_listing_the_inputs() {
+    let dir = tempfile::tempdir().unwrap();
+    // numpy's v1 header for a float64 vector of 4, then 32 bytes of data.
+    let mut dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 4), }".to_string();
+    while dict.len() % 64 != 53 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(dict.as_bytes());
+    bytes.extend_from_slice(&[0u8; 32]);
+    let f = dir.path().join("d.npy");
+    std::fs::write(&f, bytes).unwrap();
+    let m = write(dir.path(), "m.npy", &tensor(&[1, 2, 1, 1]));
+    let e = bind_inputs("p.hwx", &specs(), &[("image".into(), f), ("mask".into(), m)]).unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("unsupported dtype '<f8'"), "{text}");
+    assert!(text.contains("input 'image' must be float16 or float32"), "{text}");
+    assert!(text.ends_with("the program's inputs are: image [1, 1, 1, 4] fp16, mask [1, 2, 1, 1] fp16"), "{text}");
+}
+
+#[test]
+fn parses_input_arguments() {
+    assert_eq!(parse_input_arg("x=a/b.npy").unwrap(), ("x".to_string(), PathBuf::from("a/b.npy")));
+    assert_eq!(parse_input_arg("x=a=b.npy").unwrap(), ("x".to_string(), PathBuf::from("a=b.npy")));
+    for bad in ["x", "=a.npy", "x="] {
+        assert!(parse_input_arg(bad).is_err(), "{bad}");
+    }
+}
+
+#[test]
+fn outputs_are_written_as_fp16_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let outs: BTreeMap<String, Tensor> = [("probs".to_string(), tensor(&[1, 1, 1, 3]))].into();
+    let written = write_outputs(&dir.path().join("o"), &outs).unwrap();
+    assert_eq!(written, vec![dir.path().join("o/probs.npy")]);
+    let back = npy::read_file(&written[0]).unwrap();
+    assert_eq!(back.tensor, tensor(&[1, 1, 1, 3]));
+}
+
+#[test]
+fn nothing_is_written_when_an_output_cannot_be_encoded() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = Tensor { shape: vec![2, 2], data: vec![0.0; 3] };
+    let outs: BTreeMap<String, Tensor> = [("a".to_string(), tensor(&[2])), ("b".to_string(), bad)].into();
+    assert!(write_outputs(dir.path(), &outs).is_err());
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+}

@@ -1,0 +1,76 @@
+//! Property tests: generated small models (conv, linear, matmul with constant weights,
+//! elementwise with broadcast, every neuron mode, the MIL activations, gain/offset,
+//! concat, reshape) are compiled, simulated from their registers and compared with the
+//! reference interpreter on the source within the fp16 tolerance of
+//! `anec_tests::tolerance`.
+//!
+//! A case the compiler rejects (a lowering error or "not supported on h13g") is an
+//! accepted outcome when the error names the layer; one that compiles must agree. Each
+//! family runs a fixed number of cases from a fixed seed (independent of
+//! `PROPTEST_RNG_SEED`); a failure is shrunk, its seed appended to
+//! `tests/proptest-regressions/properties-<family>.txt` (replayed first by later runs)
+//! and the minimal model saved under `tests/proptest-regressions/cases/`, which
+//! `saved_cases_agree` replays. The output (`--nocapture`) lists per family how many
+//! cases compiled and how many were rejected, and why.
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
+mod props;
+
+use props::families;
+use props::harness::{replay_saved_cases, run_family};
+
+/// Cases per family: enough to cover every mode and shape class several times over, few
+/// enough that the file runs in seconds in release and well under a minute in debug.
+const CASES: u32 = 256;
+
+#[test]
+fn conv_agrees() {
+    run_family("conv", CASES, families::conv());
+}
+
+#[test]
+fn linear_agrees() {
+    run_family("linear", CASES, families::linear());
+}
+
+#[test]
+fn matmul_with_constant_weights_agrees() {
+    run_family("matmul", CASES, families::matmul());
+}
+
+#[test]
+fn elementwise_with_broadcast_agrees() {
+    run_family("elementwise", CASES, families::elementwise());
+}
+
+#[test]
+fn every_neuron_mode_agrees_or_is_rejected() {
+    run_family("neuron", 2 * CASES, families::neuron());
+}
+
+#[test]
+fn mil_activations_agree_or_are_rejected() {
+    run_family("activation", 2 * CASES, families::activation());
+}
+
+#[test]
+fn gain_offset_agrees() {
+    run_family("goc", CASES, families::goc());
+}
+
+#[test]
+fn concat_agrees_or_is_rejected() {
+    run_family("concat", CASES, families::concat());
+}
+
+#[test]
+fn reshape_agrees_or_is_rejected() {
+    run_family("reshape", CASES, families::reshape());
+}
+
+#[test]
+fn saved_cases_agree() {
+    let n = replay_saved_cases();
+    println!("{n} saved regression model(s) replayed");
+}

@@ -1,0 +1,283 @@
+//! Strategies for each family of generated models. Every parameter is drawn by proptest
+//! (so it shrinks); weights and inputs come from a drawn seed.
+
+use super::model::{anec_unary, boolean, fp16_tensor, int, ints, scalar, string, weights, Body, MilText, Model};
+use anec_ir::{Attr, OpCode};
+use proptest::array::{uniform3, uniform4};
+use proptest::prelude::*;
+use proptest::sample::select;
+
+/// Inputs of most families.
+const RANGE: (f32, f32) = (-2.0, 2.0);
+/// Inputs of modes defined for positive numbers only (sqrt, rsqrt, inv, log, ...): away
+/// from the pole or branch point at 0, where one fp16 ulp of input changes the result by
+/// an unbounded amount.
+const POSITIVE: (f32, f32) = (0.0625, 4.0);
+/// Inputs of table-driven activations: wider than the table's [-8, 8] so the
+/// extrapolation lines are exercised too.
+const WIDE: (f32, f32) = (-10.0, 10.0);
+
+fn mil(family: &'static str, text: &MilText, names: &[&str], seed: u64, range: (f32, f32)) -> Model {
+    Model { family, body: Body::Mil(text.text()), names: names.iter().map(ToString::to_string).collect(), range, seed }
+}
+
+/// A 2-D convolution: kernel 1..7, stride 1..2, custom pads 0..2 per side (7 in 8 cases
+/// below the kernel size), groups 1..4, channels 1..8, spatial up to 12, optional bias.
+pub fn conv() -> impl Strategy<Value = Model> {
+    let groups = 1usize..=4;
+    groups
+        .prop_flat_map(|g| {
+            let per = 1..=(8 / g);
+            let pads = (uniform4(0usize..=2), proptest::bool::weighted(0.875));
+            (Just(g), per.clone(), per, (1usize..=7, 1usize..=7), (1usize..=2, 1usize..=2), pads)
+        })
+        .prop_flat_map(|(g, cin_g, cout_g, (kh, kw), stride, (pads, below_kernel))| {
+            // Mostly pads smaller than the kernel (what the engine runs); sometimes any pad,
+            // which the backend must reject naming the layer.
+            let pads = if below_kernel { [pads[0] % kh, pads[1] % kh, pads[2] % kw, pads[3] % kw] } else { pads };
+            let h = (kh.saturating_sub(pads[0] + pads[1]).max(1))..=12;
+            let w = (kw.saturating_sub(pads[2] + pads[3]).max(1))..=12;
+            (Just((g, cin_g, cout_g, kh, kw, stride, pads)), h, w, any::<bool>(), any::<u64>())
+        })
+        .prop_map(|((g, cin_g, cout_g, kh, kw, (sy, sx), p), h, w, bias, seed)| {
+            let (cin, cout) = (g * cin_g, g * cout_g);
+            let oh = (h + p[0] + p[1] - kh) / sy + 1;
+            let ow = (w + p[2] + p[3] - kw) / sx + 1;
+            let wshape = [cout, cin_g, kh, kw];
+            let mut args = vec![
+                ("x", "x".to_string()),
+                ("weight", fp16_tensor(&wshape, &weights(seed, wshape.iter().product()))),
+                ("strides", ints(&[sy as i64, sx as i64])),
+                ("pad_type", string("custom")),
+                ("pad", ints(&p.map(|v| v as i64))),
+                ("dilations", ints(&[1, 1])),
+                ("groups", int(g as i64)),
+            ];
+            if bias {
+                args.push(("bias", fp16_tensor(&[cout], &weights(seed ^ 1, cout))));
+            }
+            let mut t = MilText::new(&[("x", &[1, cin, h, w])]);
+            t.op("conv_0", &[1, cout, oh, ow], "conv", &args).output("conv_0");
+            mil("conv", &t, &["conv_0"], seed, RANGE)
+        })
+}
+
+/// `linear(x, weight, bias)` on rank 2 `[s, din]` or rank 3 `[1, s, din]`.
+pub fn linear() -> impl Strategy<Value = Model> {
+    (1usize..=8, 1usize..=16, 1usize..=16, any::<bool>(), any::<u64>()).prop_map(|(s, din, dout, rank3, seed)| {
+        let (xs, ys): (Vec<usize>, Vec<usize>) =
+            if rank3 { (vec![1, s, din], vec![1, s, dout]) } else { (vec![s, din], vec![s, dout]) };
+        let args = [
+            ("x", "x".to_string()),
+            ("weight", fp16_tensor(&[dout, din], &weights(seed, dout * din))),
+            ("bias", fp16_tensor(&[dout], &weights(seed ^ 1, dout))),
+        ];
+        let mut t = MilText::new(&[("x", &xs)]);
+        t.op("linear_0", &ys, "linear", &args).output("linear_0");
+        mil("linear", &t, &["linear_0"], seed, RANGE)
+    })
+}
+
+/// `matmul(x, y)` with a constant `y` (`[din, dout]`, or `[dout, din]` with `transpose_y`).
+pub fn matmul() -> impl Strategy<Value = Model> {
+    (1usize..=8, 1usize..=16, 1usize..=16, any::<bool>(), any::<u64>()).prop_map(|(s, din, dout, ty, seed)| {
+        let wshape = if ty { [dout, din] } else { [din, dout] };
+        let args = [
+            ("x", "x".to_string()),
+            ("y", fp16_tensor(&wshape, &weights(seed, din * dout))),
+            ("transpose_x", boolean(false)),
+            ("transpose_y", boolean(ty)),
+        ];
+        let mut t = MilText::new(&[("x", &[s, din])]);
+        t.op("matmul_0", &[s, dout], "matmul", &args).output("matmul_0");
+        mil("matmul", &t, &["matmul_0"], seed, RANGE)
+    })
+}
+
+/// `add`/`mul`/`sub`/`maximum`/`minimum` of two runtime rank-4 tensors, each axis of
+/// either operand possibly 1 (broadcast).
+pub fn elementwise() -> impl Strategy<Value = Model> {
+    let op = select(vec!["add", "mul", "sub", "maximum", "minimum"]);
+    let broadcast = (any::<bool>(), uniform3(0u8..3));
+    (op, (1usize..=8, 1usize..=6, 1usize..=6), broadcast, any::<u64>()).prop_map(|(op, (c, h, w), (b, bc), seed)| {
+        // Half the cases broadcast; then per axis: 0 both full, 1 x is 1, 2 y is 1.
+        let bc = if b { bc } else { [0; 3] };
+        let dims = [c, h, w];
+        let side = |who: u8| -> Vec<usize> {
+            let mut s = vec![1];
+            s.extend(dims.iter().zip(bc).map(|(&d, b)| if b == who { 1 } else { d }));
+            s
+        };
+        let (xs, ys) = (side(1), side(2));
+        let mut t = MilText::new(&[("x", &xs), ("y", &ys)]);
+        t.op("ew_0", &[1, c, h, w], op, &[("x", "x".into()), ("y", "y".into())]).output("ew_0");
+        mil("elementwise", &t, &["ew_0"], seed, RANGE)
+    })
+}
+
+/// `(mode, alpha, beta, input range)` of every anec neuron mode.
+fn neuron_params(mode: &str, a: f32, b: f32) -> (Option<f32>, Option<f32>, (f32, f32)) {
+    match mode {
+        "sigmoid" | "sigmoid_high_precision" | "tanh" | "gelu" | "swish" | "erf" => (None, None, WIDE),
+        "clamped_relu" => (Some(-a.abs()), Some(b.abs()), RANGE),
+        "leaky_relu" | "elu" | "threshold_relu" => (Some(a), None, RANGE),
+        "relu_n" => (Some(b.abs()), None, RANGE),
+        "sqrt" | "rsqrt" | "inv" | "log2" | "degamma" | "gamma" => (None, None, POSITIVE),
+        _ => (None, None, RANGE),
+    }
+}
+
+/// One `anec.neuron` of every mode the verifier lists, on `[1, c, h, w]`.
+pub fn neuron() -> impl Strategy<Value = Model> {
+    let modes: Vec<&'static str> = anec_ir::verify::NEURON_MODES.to_vec();
+    (select(modes), (1u32..=8, 1u32..=6, 1u32..=6), (-8i32..=8, 1i32..=16), any::<u64>()).prop_map(
+        |(mode, (c, h, w), (a, b), seed)| {
+            let (alpha, beta, range) = neuron_params(mode, a as f32 / 8.0, b as f32 / 4.0);
+            let mut attrs = vec![("mode", Attr::Str(mode.into()))];
+            attrs.extend(alpha.map(|v| ("alpha", Attr::Float(f64::from(v)))));
+            attrs.extend(beta.map(|v| ("beta", Attr::Float(f64::from(v)))));
+            let m = anec_unary(OpCode::Neuron, "neuron_0", [1, c, h, w], attrs);
+            Model { family: "neuron", body: Body::Anec(m), names: vec!["neuron_0".into()], range, seed }
+        },
+    )
+}
+
+/// The MIL activations with their parameters and input range.
+fn activation_args(op: &str, a: f32, b: f32) -> (Vec<(&'static str, String)>, (f32, f32)) {
+    let x = ("x", "x".to_string());
+    match op {
+        "sigmoid" | "tanh" | "gelu" | "silu" | "erf" | "softplus" | "softsign" | "exp" | "exp2" => (vec![x], WIDE),
+        "sqrt" => (vec![x], POSITIVE),
+        "rsqrt" | "inverse" | "log" => (vec![x, ("epsilon", scalar(1.0 / 1024.0))], POSITIVE),
+        "clip" => (vec![x, ("alpha", scalar(-a.abs())), ("beta", scalar(b.abs()))], RANGE),
+        "leaky_relu" | "elu" | "thresholded_relu" | "threshold" => (vec![x, ("alpha", scalar(a))], RANGE),
+        "sigmoid_hard" | "linear_activation" | "scaled_tanh" => {
+            (vec![x, ("alpha", scalar(a)), ("beta", scalar(b))], RANGE)
+        }
+        _ => (vec![x], RANGE),
+    }
+}
+
+/// Every MIL activation the lowering knows, on rank 4 or rank 2 inputs.
+pub fn activation() -> impl Strategy<Value = Model> {
+    let ops = vec![
+        "relu",
+        "sigmoid",
+        "tanh",
+        "exp",
+        "exp2",
+        "sqrt",
+        "abs",
+        "sign",
+        "floor",
+        "ceil",
+        "erf",
+        "sin",
+        "cos",
+        "silu",
+        "square",
+        "round",
+        "relu6",
+        "clip",
+        "leaky_relu",
+        "elu",
+        "thresholded_relu",
+        "rsqrt",
+        "inverse",
+        "gelu",
+        "log",
+        "sigmoid_hard",
+        "linear_activation",
+        "scaled_tanh",
+        "softplus",
+        "softsign",
+        "threshold",
+    ];
+    (select(ops), (1usize..=8, 1usize..=6, 1usize..=6), any::<bool>(), (-8i32..=8, 1i32..=16), any::<u64>()).prop_map(
+        |(op, (c, h, w), rank2, (a, b), seed)| {
+            let shape = if rank2 { vec![h, c] } else { vec![1, c, h, w] };
+            let (mut args, range) = activation_args(op, a as f32 / 8.0, b as f32 / 4.0);
+            if op == "gelu" {
+                args.push(("mode", string(if seed % 2 == 0 { "EXACT" } else { "TANH_APPROXIMATION" })));
+            }
+            let mut t = MilText::new(&[("x", &shape)]);
+            t.op("act_0", &shape, op, &args).output("act_0");
+            mil("activation", &t, &["act_0"], seed, range)
+        },
+    )
+}
+
+/// Gain/offset: `mul` then `add` (or `sub`) by a scalar or per-channel `[1, c, 1, 1]`
+/// constant.
+pub fn goc() -> impl Strategy<Value = Model> {
+    (any::<bool>(), any::<bool>(), any::<bool>(), (1usize..=8, 1usize..=6, 1usize..=6), any::<u64>()).prop_map(
+        |(per_channel, sub, bias_first, (c, h, w), seed)| {
+            let konst = |s: u64| {
+                if per_channel {
+                    fp16_tensor(&[1, c, 1, 1], &weights(s, c).iter().map(|v| v * 2.0).collect::<Vec<_>>())
+                } else {
+                    scalar(weights(s, 1)[0] * 2.0)
+                }
+            };
+            let shape = [1, c, h, w];
+            let (first, second) = if bias_first { ("offset_0", "gain_0") } else { ("gain_0", "offset_0") };
+            let mut t = MilText::new(&[("x", &shape)]);
+            let offset_op = if sub { "sub" } else { "add" };
+            for (i, name) in [first, second].into_iter().enumerate() {
+                let x = if i == 0 { "x".to_string() } else { first.to_string() };
+                let op = if name == "gain_0" { "mul" } else { offset_op };
+                t.op(name, &shape, op, &[("x", x), ("y", konst(seed ^ i as u64))]);
+            }
+            t.output(second);
+            mil("goc", &t, &["gain_0", "offset_0"], seed, RANGE)
+        },
+    )
+}
+
+/// `concat` of 2 or 3 runtime rank-4 tensors along a random axis.
+pub fn concat() -> impl Strategy<Value = Model> {
+    (2usize..=3, 0usize..4, (1usize..=4, 1usize..=6, 1usize..=6), uniform3(1usize..=4), any::<u64>()).prop_map(
+        |(n, axis, (c, h, w), sizes, seed)| {
+            let base = [1, c, h, w];
+            let shapes: Vec<Vec<usize>> = (0..n)
+                .map(|i| {
+                    let mut s = base.to_vec();
+                    s[axis] = if axis == 0 { 1 } else { sizes[i] };
+                    s
+                })
+                .collect();
+            let mut out = base.to_vec();
+            out[axis] = shapes.iter().map(|s| s[axis]).sum();
+            let names = ["a", "b", "c"];
+            let inputs: Vec<(&str, &[usize])> = (0..n).map(|i| (names[i], shapes[i].as_slice())).collect();
+            let mut t = MilText::new(&inputs);
+            let values = format!("({})", names[..n].join(", "));
+            let args = [("values", values), ("axis", int(axis as i64)), ("interleave", boolean(false))];
+            t.op("concat_0", &out, "concat", &args).output("concat_0");
+            mil("concat", &t, &["concat_0"], seed, RANGE)
+        },
+    )
+}
+
+/// `relu` then `reshape` to another factorization of the element count (ranks 1 to 4),
+/// or `reshape` then `relu`.
+pub fn reshape() -> impl Strategy<Value = Model> {
+    ((1usize..=4, 1usize..=4, 1usize..=4), 0usize..6, any::<bool>(), any::<u64>()).prop_map(
+        |((c, h, w), pick, reshape_first, seed)| {
+            let n = c * h * w;
+            let targets = [vec![n], vec![1, n], vec![c, h * w], vec![1, c * h, w], vec![1, h, c, w], vec![1, n, 1, 1]];
+            let to = targets[pick].clone();
+            let from = [1, c, h, w];
+            let mut t = MilText::new(&[("x", &from)]);
+            let shape_arg = ints(&to.iter().map(|&d| d as i64).collect::<Vec<_>>());
+            if reshape_first {
+                t.op("reshape_0", &to, "reshape", &[("x", "x".into()), ("shape", shape_arg)]);
+                t.op("relu_0", &to, "relu", &[("x", "reshape_0".into())]).output("relu_0");
+            } else {
+                t.op("relu_0", &from, "relu", &[("x", "x".into())]);
+                t.op("reshape_0", &to, "reshape", &[("x", "relu_0".into()), ("shape", shape_arg)]).output("reshape_0");
+            }
+            mil("reshape", &t, &["reshape_0", "relu_0"], seed, RANGE)
+        },
+    )
+}

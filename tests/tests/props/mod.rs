@@ -1,0 +1,5 @@
+//! Generators and harness of `properties.rs`.
+
+pub mod families;
+pub mod harness;
+pub mod model;

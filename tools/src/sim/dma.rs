@@ -1,0 +1,52 @@
+//! Tile DMA: a source box read from DRAM into its L2 region, and the L2 result written
+//! back to DRAM. Element `(c, d, h, w)` sits at `BAR + base + d * depth + c * plane +
+//! h * row + w * element size` (W contiguous, interleave 1), every address checked
+//! against the BAR's buffer. Source and DRAM format are the engine format (the decoder
+//! refuses conversions), so values move unchanged.
+
+use super::error::SimError;
+use super::memory::{check_disjoint, Dense, Dims, Memory, Region, L2};
+use super::td::Tile;
+
+fn address(t: &Tile, c: usize, d: usize, h: usize, w: usize) -> i64 {
+    let m = |n: usize, s: i64| i64::try_from(n).unwrap_or(i64::MAX).saturating_mul(s);
+    t.base
+        .saturating_add(m(d, t.depth))
+        .saturating_add(m(c, t.plane))
+        .saturating_add(m(h, t.row))
+        .saturating_add(m(w, t.fmt.size() as i64))
+}
+
+/// Reads the `dims` box of `tile` from DRAM into L2 region `r`; `what` names the block.
+pub fn load(
+    mem: &Memory<'_>,
+    l2: &mut L2,
+    td: usize,
+    tile: &Tile,
+    dims: Dims,
+    r: &Region,
+    what: &str,
+) -> Result<(), SimError> {
+    let region = format!("the L2 region {what} fills");
+    l2.check_region(td, r, dims, tile.fmt, &region)?;
+    let mut x = Dense::zeros(dims);
+    let ctx = format!("{what} (BaseAddr and strides)");
+    for (v, (c, d, h, w)) in x.data.iter_mut().zip(Dense::coords(dims)) {
+        *v = mem.read(td, tile.bar, address(tile, c, d, h, w), tile.fmt, &ctx)?;
+    }
+    l2.write(td, r, &x, tile.fmt, &region)
+}
+
+/// Writes the `dims` box of L2 region `r` to DRAM through `tile`.
+pub fn store(mem: &mut Memory<'_>, l2: &L2, td: usize, tile: &Tile, dims: Dims, r: &Region) -> Result<(), SimError> {
+    let x = l2.read(td, r, dims, tile.fmt, "the L2 result region")?;
+    let strides = [(dims.c, tile.plane), (dims.h, tile.row), (dims.d, tile.depth)];
+    let layout: Vec<(usize, u64)> =
+        strides.iter().map(|&(n, s)| (n, s.unsigned_abs())).chain([(dims.w, tile.fmt.size() as u64)]).collect();
+    check_disjoint(&layout, tile.fmt.size())
+        .map_err(|e| SimError::access(td, format!("TileDMADst strides make result elements overlap: {e}")))?;
+    for (&v, (c, d, h, w)) in x.data.iter().zip(Dense::coords(dims)) {
+        mem.write(td, tile.bar, address(tile, c, d, h, w), tile.fmt, v, "TileDMADst (BaseAddr and strides)")?;
+    }
+    Ok(())
+}

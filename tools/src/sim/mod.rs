@@ -1,0 +1,145 @@
+//! A simulator of H13 (M1) neural-engine programs that interprets the registers of the
+//! `.hwx` alone: the TD chain, the BAR table, tile DMA, L2, kernel DMA, the NE and the
+//! planar engine. It does not see the network the program was compiled from.
+//!
+//! [`SimProgram::load`] reads the container and decodes every TD field by name through
+//! the register map (the machinery `anec dump` uses); a field value outside what is
+//! modelled is a [`SimError`] naming the TD and the field, at load time.
+//! [`SimProgram::run`] executes the chain on host tensors. Storage is the program's
+//! element formats (fp16, u8, i8); the engines compute in f32 and round once, to the
+//! result format, when they write the L2 result. What is modelled, and on which
+//! evidence, is listed in `docs/simulator.md`.
+//!
+//! Modules, one per concern: `program` (container, BARs, bound tensors, chain), `td`
+//! with `reader`, `td_dma` and `td_engine` (field decoding), `memory` (BAR buffers, L2,
+//! formats), `dma` (tile DMA), `kernel` (kernel DMA), `ne`, `pe`, `table` (activation
+//! tables), `exec` (one task), `io` (inputs and outputs).
+
+mod dma;
+mod error;
+mod exec;
+mod io;
+mod kernel;
+mod memory;
+mod ne;
+mod pe;
+mod program;
+mod reader;
+mod table;
+mod td;
+mod td_dma;
+mod td_engine;
+
+pub use error::SimError;
+pub use io::IoSpec;
+
+use crate::tensor::Tensor;
+use anec_codegen::TensorRole;
+use memory::{Buffer, Memory, L2};
+use program::{Program, Target};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+/// A program read and decoded, ready to run any number of times.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SimProgram {
+    program: Program,
+    inputs: Vec<IoSpec>,
+    outputs: Vec<IoSpec>,
+}
+
+impl SimProgram {
+    /// Reads `.hwx` bytes and decodes every TD of the chain.
+    ///
+    /// # Errors
+    /// A malformed container, an inconsistent chain or BAR table, or a TD field whose
+    /// value the simulator does not model.
+    pub fn load(bytes: &[u8]) -> Result<SimProgram, SimError> {
+        let program = program::load(bytes)?;
+        let specs = |role| program.tensors.iter().filter(|t| t.role == role).map(IoSpec::of).collect();
+        let inputs = specs(TensorRole::Input);
+        let outputs = specs(TensorRole::Output);
+        Ok(SimProgram { program, inputs, outputs })
+    }
+
+    /// The program's inputs, in binding order.
+    pub fn inputs(&self) -> &[IoSpec] {
+        &self.inputs
+    }
+
+    /// The program's outputs, in binding order.
+    pub fn outputs(&self) -> &[IoSpec] {
+        &self.outputs
+    }
+
+    /// Number of TDs in the chain.
+    pub fn task_count(&self) -> usize {
+        self.program.tasks.len()
+    }
+
+    /// Runs the program on `inputs` (keyed by [`IoSpec::key`], shaped as
+    /// [`IoSpec::shape`]; values are rounded to the tensor's element type) and returns
+    /// every output keyed by its [`IoSpec::key`], holding the stored values.
+    ///
+    /// # Errors
+    /// A missing, unknown or wrongly shaped input (the error lists the program's
+    /// inputs), or a TD that reads or writes outside a buffer.
+    pub fn run(&self, inputs: &BTreeMap<String, Tensor>) -> Result<BTreeMap<String, Tensor>, SimError> {
+        io::check_inputs(&self.inputs, inputs)?;
+        let mut mem = self.memory(inputs);
+        let mut l2 = L2::default();
+        for task in &self.program.tasks {
+            exec::run(&mut mem, &mut l2, task)?;
+        }
+        self.collect(&mem)
+    }
+
+    /// The buffers of a run: `__text` and `__const` borrowed, inputs filled, the other
+    /// tensors zero.
+    fn memory(&self, inputs: &BTreeMap<String, Tensor>) -> Memory<'_> {
+        let p = &self.program;
+        let buffers = p
+            .bars
+            .iter()
+            .filter_map(|&(bar, target)| {
+                let buf = match target {
+                    Target::Text => {
+                        Buffer { name: "__text".into(), bytes: Cow::Borrowed(&p.text[..]), writable: false }
+                    }
+                    Target::Const => {
+                        Buffer { name: "__const".into(), bytes: Cow::Borrowed(&p.consts[..]), writable: false }
+                    }
+                    Target::Tensor(i) => {
+                        let b = p.tensors.get(i)?;
+                        let key = b.name.strip_suffix("@output").unwrap_or(&b.name);
+                        let bytes = match (b.role, inputs.get(key)) {
+                            (TensorRole::Input, Some(t)) => io::input_buffer(b, t),
+                            _ => vec![0; b.size],
+                        };
+                        let writable = b.role != TensorRole::Input;
+                        Buffer { name: format!("{:?}", b.name), bytes: Cow::Owned(bytes), writable }
+                    }
+                };
+                Some((bar, buf))
+            })
+            .collect();
+        Memory::new(buffers)
+    }
+
+    fn collect(&self, mem: &Memory<'_>) -> Result<BTreeMap<String, Tensor>, SimError> {
+        let mut out = BTreeMap::new();
+        for spec in &self.outputs {
+            let b = self
+                .program
+                .tensors
+                .iter()
+                .find(|t| t.name == spec.name)
+                .ok_or_else(|| SimError::Program(format!("output {:?} is not bound", spec.name)))?;
+            let buf = mem
+                .buffer(0, b.bar, "")
+                .map_err(|_| SimError::Program(format!("output {:?}: BAR {} holds no buffer", spec.name, b.bar)))?;
+            out.insert(spec.key.clone(), io::output_tensor(b, spec, &buf.bytes));
+        }
+        Ok(out)
+    }
+}
