@@ -88,7 +88,7 @@ fn h13(m: &Module, r: &mut Report, chip: Chip, route: Route, whole_module: bool)
         let Some(op) = layer.index.and_then(|i| m.ops.get(i)) else { continue };
         let reason = match unplaceable.get(&op.name) {
             Some(reason) => Some(reason.clone()),
-            None => probe(m, op, chip, route).err(),
+            None => probe(m, op).err(),
         };
         if let Some(rule) = reason {
             layer.verdict = codegen(rule);
@@ -125,10 +125,11 @@ fn reason(e: BackendError) -> String {
     }
 }
 
-/// Compiles `op` alone (its operands as inputs, its results as outputs).
-fn probe(m: &Module, op: &Op, chip: Chip, route: Route) -> Result<(), String> {
-    let sub = isolate(m, op);
-    let v = anec_passes::run(sub, chip, route).map_err(|e| e.to_string())?;
+/// Compiles `op` alone (its operands as inputs, its results as outputs). The layer passed
+/// the chip's validators in its module already; out of context (a constant operand is an
+/// input here) only the verifier runs again.
+fn probe(m: &Module, op: &Op) -> Result<(), String> {
+    let v = anec_passes::validate(isolate(m, op)).map_err(|e| e.to_string())?;
     anec_backend_h13::compile(&v, &anec_backend_h13::Options { ident: String::new() }).map(drop).map_err(reason)
 }
 

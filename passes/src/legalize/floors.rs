@@ -11,7 +11,9 @@
 //!   0x4f2, set from the A13 family (the M1) on: rejected through conversion on the M1,
 //!   runs through direct authoring on the same chip;
 //! - `sin` and `cos` neurons: family A15 (ANEForge: decomposed below it); they have no
-//!   direct-authoring bridge (seed 003), so the floor holds on both routes.
+//!   direct-authoring bridge (seed 003), so the floor holds on both routes;
+//! - every op on the conversion route: family A13 ([`CONVERSION_FLOOR`]; ANEForge: "MIL is
+//!   only supported for H13+ ANE architectures", so h11 and h12 take no MIL model).
 
 use super::cx::{Check, Cx};
 use super::Route;
@@ -36,6 +38,12 @@ pub struct Floor {
 }
 
 const CONVERSION: &[Route] = &[Route::Conversion];
+
+/// The first family the conversion (MIL) route compiles for at all.
+pub const CONVERSION_FLOOR: Family = Family::A13;
+
+/// The compiler's message below [`CONVERSION_FLOOR`].
+const CONVERSION_RULE: &str = "MIL is only supported for H13+ ANE architectures";
 const BOTH: &[Route] = &[Route::Conversion, Route::Direct];
 
 /// Every family floor.
@@ -73,6 +81,11 @@ pub fn conversion_floor(op: OpCode, mode: Option<&str>, route: Route) -> Option<
 
 /// Rejects an op below its family floor on the route it came by.
 pub(super) fn check(cx: &Cx<'_>) -> Check {
+    if cx.route == Route::Conversion {
+        let why = "conversion route: ANEForge _targets.py, family older is below the MIL floor";
+        cx.need_family(CONVERSION_FLOOR, why, CONVERSION_RULE)
+            .map_err(|r| r.suggest("author the network directly (a netplist) for this chip"))?;
+    }
     let Some(floor) = conversion_floor(cx.op.opcode, cx.str("mode"), cx.route) else { return Ok(()) };
     let why = format!("{} route: {}", cx.route.name(), floor.source);
     cx.need_family(floor.family, &why, floor.rule).map_err(|r| match direct_alternative(cx, floor) {

@@ -55,7 +55,7 @@ use anec_ir::{Location, Module, Op, OpCode};
 use cx::{Check, Cx};
 use std::fmt;
 
-pub use floors::{conversion_floor, FLOORS};
+pub use floors::{conversion_floor, CONVERSION_FLOOR, FLOORS};
 pub use report::{render_json, render_text, Summary};
 
 /// How a model reached the compiler (seed 003, "Two compile routes and their gates").

@@ -74,7 +74,8 @@ pub(super) fn lrn(cx: &Cx<'_>) -> Check {
     }
     let rule = format!("LRN over {} channels fails code generation on this architecture (passes validation)", x.c);
     let s = format!(
-        "channels {} > {max}: normalize overlapping channel slices of at most {max} (slice, lrn, keep the interior, concat)",
+        "channels {} > {max}: normalize overlapping channel slices of at most {max} (slice, lrn, keep the \
+         interior, concat)",
         x.c
     );
     Err(cx.reject(rule).limit(cx.target, "lrn-max-channels", max).suggest(s).at_codegen())

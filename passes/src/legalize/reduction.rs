@@ -9,7 +9,7 @@
 
 use super::cx::{Check, Cx, AXIS_LETTERS};
 use crate::target::FeatureByte;
-use anec_ir::OpCode;
+use anec_ir::{Attr, Op, OpCode};
 
 /// Most axes one reduction reduces.
 const MAX_AXES: usize = 4;
@@ -38,6 +38,6 @@ fn squared_after(cx: &Cx<'_>) -> bool {
     let Some(&r) = cx.op.results.first() else { return false };
     let users: Vec<_> = cx.m.users(r).collect();
     let output = cx.m.outputs.iter().any(|p| p.value == r);
-    matches!(users.as_slice(), [u] if u.opcode == OpCode::Neuron && u.attr("mode").and_then(anec_ir::Attr::as_str) == Some("sqr"))
-        && !output
+    let is_sqr = |u: &Op| u.opcode == OpCode::Neuron && u.attr("mode").and_then(Attr::as_str) == Some("sqr");
+    matches!(users.as_slice(), [u] if is_sqr(u)) && !output
 }

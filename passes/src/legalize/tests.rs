@@ -296,6 +296,15 @@ fn sin_and_cos_are_floored_at_family_a15_on_both_routes() {
 }
 
 #[test]
+fn mil_models_need_family_a13() {
+    let m = neuron("sigmoid", None);
+    let r = rule(on_route(&m, "h12", Route::Conversion), "MIL is only supported for H13+ ANE architectures");
+    assert!(r.feature.unwrap().starts_with("family floor A13 (conversion route: ANEForge"));
+    engine(on_route(&m, "h12", Route::Direct));
+    engine(on_route(&m, "h13", Route::Conversion));
+}
+
+#[test]
 fn relu_n_needs_a_positive_bound() {
     for chip in ["h13g", "h17"] {
         engine(on(&neuron("relu_n", Some(6.0)), chip));
@@ -405,7 +414,9 @@ fn legalize_rejects_exactly_what_check_reports() {
     assert_eq!(err.rejected.iter().collect::<Vec<_>>(), from_check);
     assert_eq!(err.rejected.len(), 1);
     let line = err.to_string();
-    assert!(line.starts_with("t.mlir:1:1: layer 'layer0' (anec.neuron) rejected on h13g at validation: This platform doesn't support Neuron sin ["), "{line}");
+    let want = "t.mlir:1:1: layer 'layer0' (anec.neuron) rejected on h13g at validation: \
+                This platform doesn't support Neuron sin [family floor A15 (direct route: ";
+    assert!(line.starts_with(want), "{line}");
     assert!(legalize(&v, lookup("h15g").unwrap(), Route::Direct).is_ok());
     let legal = crate::run(m, lookup("h15g").unwrap(), Route::Direct).unwrap();
     assert_eq!(legal.target().map(|t| t.name()), Some("h15g"));

@@ -68,9 +68,11 @@ enum Command {
         #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
         function: String,
     },
-    /// Report, per layer, whether a model runs on a chip's neural engine and, if not, why
-    /// (the rule, the feature byte or limit with the chip's value, a suggestion). Exit 0 when
-    /// every layer runs on the engine, 1 otherwise, 2 on a usage or read error.
+    /// Report per layer whether a model runs on a chip's neural engine, and why not.
+    ///
+    /// A rejected layer names the rule, the feature byte or limit with the chip's value and
+    /// a suggestion where one exists. Exit 0 when every layer runs on the engine, 1
+    /// otherwise, 2 on a usage or read error.
     Check {
         /// The model file (model.mil, .mlmodelc, .mlpackage, net.plist or .mlir).
         model: PathBuf,
