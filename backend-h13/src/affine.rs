@@ -17,7 +17,7 @@
 
 use crate::consts::ConstSection;
 use crate::error::BackendError;
-use crate::task::{ChannelVectors, KernelChunk, NeAffine};
+use crate::task::{ChannelVectors, NeAffine};
 use crate::window::unsupported;
 use anec_ir::{Attr, DType, Module, Op};
 use half::f16;
@@ -104,6 +104,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::task::KernelChunk;
     use anec_ir::{Blob, Location, OpCode, TensorType};
 
     fn goc(m: &mut Module, bias: Blob) -> Op {

@@ -75,9 +75,6 @@ pub enum Error {
         /// The tool's error.
         source: anec_tools::ToolError,
     },
-    /// An unknown target name.
-    #[error("unknown target '{0}'; valid targets: {valid}", valid = crate::target::Target::names().join(", "))]
-    UnknownTarget(String),
     /// An input format the compiler does not read (yet).
     #[error("{0}: unsupported input format (expected a .plist netplist, a .mil, .mlmodelc or .mlpackage MIL model, or a .mlir anec module)")]
     UnsupportedInput(PathBuf),

@@ -101,7 +101,7 @@ pub fn chip(target: Target) -> Result<Chip, Error> {
 
 /// The target with a code generator in anec for a chip, if there is one.
 pub fn code_generator(chip: Chip) -> Option<Target> {
-    Target::parse(chip.name()).ok()
+    Target::with_code_generator(chip.name())
 }
 
 /// The route of an input kind: conversion for MIL, direct for netplists and `.mlir`.
