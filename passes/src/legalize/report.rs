@@ -105,7 +105,8 @@ fn summary_text(out: &mut String, r: &Report) {
     let s = Summary::of(r);
     let stages: Vec<String> = s.by_stage.iter().map(|(st, n)| format!("{n} at {}", st.name())).collect();
     let detail = if stages.is_empty() { String::new() } else { format!(" ({})", stages.join(", ")) };
-    let _ = writeln!(out, "summary: {} layers, {} on the engine, {} rejected{detail}", s.layers, s.engine, s.rejected);
+    let noun = if s.layers == 1 { "layer" } else { "layers" };
+    let _ = writeln!(out, "summary: {} {noun}, {} on the engine, {} rejected{detail}", s.layers, s.engine, s.rejected);
     for (rule, n) in &s.by_rule {
         let _ = writeln!(out, "  {n} x {rule}");
     }
