@@ -35,6 +35,12 @@ pub(crate) fn linear(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         }
         other => {
             let x = cx.runtime(other, "x")?;
+            if x.shape.len() >= 5 {
+                // Seed 002 Table B.2, Linear: input rank below 5 (the anec dialect has no
+                // linear op, so its validator's rule is applied here, in the seed's words).
+                let rank = x.shape.len();
+                return Err(Fail::Msg(format!("Linear layer must have only one single input. (input rank {rank}; the Linear validator needs rank below 5)")));
+            }
             let [cout, cin] = [weight.shape[0], weight.shape[1]];
             linear_rt(cx, &x, (&rows, cout, cin), &weight, bias.as_deref())?
         }

@@ -93,3 +93,17 @@ fn linear_errors() {
     );
     assert_eq!(errs.len(), 2, "the relu reading the failed linear is not reported again: {errs:?}");
 }
+
+#[test]
+fn linear_over_a_rank_5_input_is_rejected_in_the_validator_s_words() {
+    let body = "        tensor<fp16, [1, 2, 2, 2, 3]> z = linear(x = a, weight = tensor<fp16, [3, 3]>([[1, 0, 0], [0, 1, 0], [0, 0, 1]]));
+";
+    let text = program("tensor<fp16, [1, 2, 2, 2, 3]> a", body, "z");
+    let errs = errors(&text);
+    assert_error(
+        &errs,
+        "cannot lower `linear` (result `z`): Linear layer must have only one single input. (input rank 5",
+    );
+    let ok = program("tensor<fp16, [2, 2, 2, 3]> a", &body.replace("[1, 2, 2, 2, 3]", "[2, 2, 2, 3]"), "z");
+    assert!(lower(&ok).contains("\"anec.conv\""), "rank 4 is accepted");
+}
