@@ -2,8 +2,8 @@
 //!
 //! Read: little-endian fp16 (`<f2`) and fp32 (`<f4`) arrays in C order, any rank; every
 //! other dtype (`<f8`, integers, big-endian, records) and Fortran-ordered arrays are an
-//! [`NpyError`] naming the file and what was found. Write: fp16 (`<f2`), C order, the
-//! tensor's shape. The header is parsed and written by `npyz`; values convert through
+//! [`NpyError`] naming the file and what was found. Write: fp16 (`<f2`) or fp32 (`<f4`),
+//! C order, the tensor's shape. The header is parsed and written by `npyz`; values convert through
 //! `half::f16` (round to nearest even on write).
 
 use crate::tensor::Tensor;
@@ -150,20 +150,39 @@ fn dims(shape: &[u64], file: &str) -> Result<Vec<usize>, NpyError> {
 
 /// The `.npy` bytes of `tensor` as fp16 (`<f2`), C order; `file` names them in errors.
 pub fn write_f16_bytes(tensor: &Tensor, file: &str) -> Result<Vec<u8>, NpyError> {
+    write_bytes(tensor, file, NpyDtype::F16)
+}
+
+/// The `.npy` bytes of `tensor` as `dtype` (`<f2` or `<f4`), C order; `file` names them in
+/// errors.
+pub fn write_bytes(tensor: &Tensor, file: &str, dtype: NpyDtype) -> Result<Vec<u8>, NpyError> {
     if tensor.shape.iter().product::<usize>() != tensor.data.len() {
         return Err(NpyError::Shape { file: file.to_string(), len: tensor.data.len(), shape: tensor.shape.clone() });
     }
+    match dtype {
+        NpyDtype::F16 => encode(tensor, file, "<f2", f16::from_f32),
+        NpyDtype::F32 => encode(tensor, file, "<f4", |v| v),
+    }
+}
+
+/// Encodes the values of `tensor` converted by `convert` under the numpy type `descr`.
+fn encode<T: npyz::Serialize + npyz::AutoSerialize>(
+    tensor: &Tensor,
+    file: &str,
+    descr: &str,
+    convert: impl Fn(f32) -> T,
+) -> Result<Vec<u8>, NpyError> {
     let io = |source| NpyError::Io { file: file.to_string(), source };
     let shape: Vec<u64> = tensor.shape.iter().map(|&d| d as u64).collect();
-    let mut out = Vec::new();
     let dtype =
-        DType::Plain("<f2".parse().map_err(|e: npyz::ParseTypeStrError| NpyError::Malformed {
+        DType::Plain(descr.parse().map_err(|e: npyz::ParseTypeStrError| NpyError::Malformed {
             file: file.to_string(),
             reason: e.to_string(),
         })?);
+    let mut out = Vec::new();
     let mut writer =
-        npyz::WriteOptions::<f16>::new().dtype(dtype).shape(&shape).writer(&mut out).begin_nd().map_err(io)?;
-    writer.extend(tensor.data.iter().map(|&v| f16::from_f32(v))).map_err(io)?;
+        npyz::WriteOptions::<T>::new().dtype(dtype).shape(&shape).writer(&mut out).begin_nd().map_err(io)?;
+    writer.extend(tensor.data.iter().map(|&v| convert(v))).map_err(io)?;
     writer.finish().map_err(io)?;
     Ok(out)
 }

@@ -111,6 +111,17 @@ fn round_trips_with_fp16_rounding() {
 }
 
 #[test]
+fn round_trips_fp32_exactly() {
+    let data: Vec<f32> = (0..24).map(|i| (i as f32 - 11.3) * 0.377).collect();
+    let t = Tensor::new(vec![2, 3, 4], data.clone()).unwrap();
+    let bytes = write_bytes(&t, "r.npy", NpyDtype::F32).unwrap();
+    assert!(bytes.windows(5).any(|w| w == b"'<f4'"), "the header names <f4");
+    let back = read_bytes(&bytes, "r.npy").unwrap();
+    assert_eq!((back.dtype, back.tensor.shape.clone()), (NpyDtype::F32, t.shape.clone()));
+    assert_eq!(back.tensor.data, data, "fp32 keeps every value");
+}
+
+#[test]
 fn write_rejects_inconsistent_tensor() {
     let t = Tensor { shape: vec![2, 3], data: vec![0.0; 5] };
     assert!(matches!(write_f16_bytes(&t, "x.npy"), Err(NpyError::Shape { .. })));

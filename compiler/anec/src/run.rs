@@ -7,12 +7,13 @@
 //! - [`bind_inputs`] reads `--input NAME=FILE.npy` arguments against those specs: an unknown
 //!   name, a missing or repeated input, a shape that differs or an unsupported `.npy` dtype
 //!   is an [`Error::Inputs`] that lists every input with its shape and type.
-//! - [`write_outputs`] writes one `NAME.npy` (fp16) per output, all or nothing.
+//! - [`write_outputs`] writes one `NAME.npy` (fp16 for `sim`, fp32 for `run`) per output,
+//!   all or nothing.
 
 use crate::Error;
 use anec_ir::mil::{Dim, MilModel, Type};
 use anec_ir::{DType, Module, TensorType};
-use anec_tools::npy::{self, NpyError};
+use anec_tools::npy::{self, NpyDtype, NpyError};
 use anec_tools::Tensor;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -193,13 +194,14 @@ fn read_input(spec: &InputSpec, file: &Path) -> Result<Tensor, String> {
     Ok(array.tensor)
 }
 
-/// Writes `DIR/NAME.npy` (fp16) for every output: all files are encoded before the first is
-/// written, and each is written atomically.
-pub fn write_outputs(dir: &Path, outputs: &BTreeMap<String, Tensor>) -> Result<Vec<PathBuf>, Error> {
+/// Writes `DIR/NAME.npy` as `dtype` for every output (`anec sim`: fp16, what the engine
+/// stores; `anec run`: fp32, the reference interpreter's precision): all files are encoded
+/// before the first is written, and each is written atomically.
+pub fn write_outputs(dir: &Path, outputs: &BTreeMap<String, Tensor>, dtype: NpyDtype) -> Result<Vec<PathBuf>, Error> {
     let mut encoded = Vec::new();
     for (name, tensor) in outputs {
         let path = dir.join(format!("{name}.npy"));
-        let bytes = npy::write_f16_bytes(tensor, &path.display().to_string())?;
+        let bytes = npy::write_bytes(tensor, &path.display().to_string(), dtype)?;
         encoded.push((path, bytes));
     }
     for (path, bytes) in &encoded {

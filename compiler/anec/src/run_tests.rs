@@ -94,7 +94,7 @@ fn parses_input_arguments() {
 fn outputs_are_written_as_fp16_files() {
     let dir = tempfile::tempdir().unwrap();
     let outs: BTreeMap<String, Tensor> = [("probs".to_string(), tensor(&[1, 1, 1, 3]))].into();
-    let written = write_outputs(&dir.path().join("o"), &outs).unwrap();
+    let written = write_outputs(&dir.path().join("o"), &outs, NpyDtype::F16).unwrap();
     assert_eq!(written, vec![dir.path().join("o/probs.npy")]);
     let back = npy::read_file(&written[0]).unwrap();
     assert_eq!(back.tensor, tensor(&[1, 1, 1, 3]));
@@ -105,6 +105,6 @@ fn nothing_is_written_when_an_output_cannot_be_encoded() {
     let dir = tempfile::tempdir().unwrap();
     let bad = Tensor { shape: vec![2, 2], data: vec![0.0; 3] };
     let outs: BTreeMap<String, Tensor> = [("a".to_string(), tensor(&[2])), ("b".to_string(), bad)].into();
-    assert!(write_outputs(dir.path(), &outs).is_err());
+    assert!(write_outputs(dir.path(), &outs, NpyDtype::F16).is_err());
     assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
 }

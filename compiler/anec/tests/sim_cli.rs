@@ -158,6 +158,7 @@ fn run_evaluates_a_mil_model() {
     assert_eq!(files, vec![std::ffi::OsString::from("var_3.npy")], "one file, named after the returned variable");
     let got = npy::read_file(&out.join("var_3.npy")).unwrap();
     assert_eq!(got.tensor.shape, vec![1, 10], "MIL shape");
+    assert_eq!(got.dtype, npy::NpyDtype::F32, "the reference interpreter's outputs are fp32");
     let want: Vec<f32> = x.iter().zip(&y).map(|(a, b)| a * b).collect();
     assert_eq!(got.tensor.data, want, "products of small multiples of 1/4 are exact in fp16");
 }

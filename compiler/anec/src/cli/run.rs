@@ -28,6 +28,6 @@ pub fn run(model: &Path, function: &str, inputs: &[(String, PathBuf)], output_di
             run_module(valid.module(), &bound).map_err(|source| Error::Reference { file, source })?
         }
     };
-    write_outputs(output_dir, &outputs)?;
+    write_outputs(output_dir, &outputs, anec_tools::npy::NpyDtype::F32)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,6 @@ pub fn run(program: &Path, inputs: &[(String, PathBuf)], output_dir: &Path) -> R
     let specs: Vec<InputSpec> = sim.inputs().iter().map(|s| InputSpec::fixed(&s.key, &s.shape, &s.dtype)).collect();
     let bound = bind_inputs(&file, &specs, inputs)?;
     let outputs = sim.run(&bound).map_err(|source| Error::Sim { file, source })?;
-    write_outputs(output_dir, &outputs)?;
+    write_outputs(output_dir, &outputs, anec_tools::npy::NpyDtype::F16)?;
     Ok(ExitCode::SUCCESS)
 }
