@@ -29,8 +29,8 @@ use super::elementwise::{goc, neuron, rt_with, scaled, v, Goc, F16_MAX, V};
 /// The smallest positive fp16 value; smaller epsilons vanish on the engine.
 const F16_TINY: f32 = 5.96e-8;
 
-/// The MIL ops [`activation`] lowers.
-const OPS: [&str; 28] = [
+/// The MIL ops [`activation`] lowers (the single list: the property tests draw from it).
+pub const ACTIVATIONS: [&str; 31] = [
     "relu",
     "sigmoid",
     "tanh",
@@ -59,11 +59,14 @@ const OPS: [&str; 28] = [
     "sigmoid_hard",
     "linear_activation",
     "scaled_tanh",
+    "softplus",
+    "softsign",
+    "threshold",
 ];
 
 /// True for the ops [`activation`] lowers.
 pub(crate) fn handles(op: &str) -> bool {
-    OPS.contains(&op) || ["softplus", "softsign", "threshold"].contains(&op)
+    ACTIVATIONS.contains(&op)
 }
 
 fn g(scale: Option<f32>, bias: Option<f32>) -> Goc {

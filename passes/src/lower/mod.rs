@@ -16,6 +16,7 @@
 //! before its result op are `<name>_tmp_<k>`; outputs are `<var>@output`.
 
 mod activation;
+pub use activation::ACTIVATIONS;
 mod attention;
 mod cast;
 mod consts;

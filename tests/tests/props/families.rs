@@ -160,39 +160,7 @@ fn activation_args(op: &str, a: f32, b: f32) -> (Vec<(&'static str, String)>, (f
 
 /// Every MIL activation the lowering knows, on rank 4 or rank 2 inputs.
 pub fn activation() -> impl Strategy<Value = Model> {
-    let ops = vec![
-        "relu",
-        "sigmoid",
-        "tanh",
-        "exp",
-        "exp2",
-        "sqrt",
-        "abs",
-        "sign",
-        "floor",
-        "ceil",
-        "erf",
-        "sin",
-        "cos",
-        "silu",
-        "square",
-        "round",
-        "relu6",
-        "clip",
-        "leaky_relu",
-        "elu",
-        "thresholded_relu",
-        "rsqrt",
-        "inverse",
-        "gelu",
-        "log",
-        "sigmoid_hard",
-        "linear_activation",
-        "scaled_tanh",
-        "softplus",
-        "softsign",
-        "threshold",
-    ];
+    let ops = anec_passes::lower::ACTIVATIONS.to_vec();
     (select(ops), (1usize..=8, 1usize..=6, 1usize..=6), any::<bool>(), (-8i32..=8, 1i32..=16), any::<u64>()).prop_map(
         |(op, (c, h, w), rank2, (a, b), seed)| {
             let shape = if rank2 { vec![h, c] } else { vec![1, c, h, w] };
