@@ -13,17 +13,21 @@
 pub mod activation;
 pub mod affine;
 pub mod buffers;
+pub mod chain;
 pub mod consts;
 pub mod encode;
 pub mod error;
+pub mod generation;
 pub mod layout;
 pub mod lower;
 pub mod program;
 pub mod regmap;
+pub mod stream;
 pub mod task;
 pub mod td;
 pub mod weights;
 pub mod window;
 
 pub use error::BackendError;
+pub use generation::Compat;
 pub use program::{compile, Options};

@@ -2,13 +2,13 @@
 //! TDs, and fill the container model.
 
 use crate::buffers;
+use crate::chain;
 use crate::consts::ConstSection;
 use crate::encode::{encode_task, ChainPos, STREAM_BASE_WORDS};
 use crate::error::BackendError;
+use crate::generation::Compat;
 use crate::lower::{self, lower_group};
-use crate::regmap::{TD_SIZE, TD_STRIDE};
 use crate::task::Task;
-use crate::td::TD_WORDS;
 use anec_codegen::hwx::model::{Hwx, Relocation};
 use anec_passes::Validated;
 
@@ -24,6 +24,8 @@ const STATE_858: u32 = 3;
 pub struct Options {
     /// The `LC_IDENT` banner.
     pub ident: String,
+    /// Which generation of Apple's compiler the program's form and values follow.
+    pub compat: Compat,
 }
 
 /// Compiles a validated module into an `.hwx` program model.
@@ -48,20 +50,19 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         });
     }
     let count = tasks.len() as u32;
-    let mut text = Vec::with_capacity(TD_STRIDE * tasks.len());
+    let mut images = Vec::with_capacity(tasks.len());
     for (i, t) in tasks.iter().enumerate() {
-        let td = encode_task(t, ChainPos { index: i as u32, count })?;
-        text.resize(i * TD_STRIDE, 0);
-        text.extend_from_slice(&td.to_bytes());
+        images.push(encode_task(t, ChainPos { index: i as u32, count })?);
     }
-    debug_assert_eq!(text.len(), TD_STRIDE * (tasks.len() - 1) + TD_SIZE);
+    let chain = chain::link(images, opts.compat)?;
     let (consts, const_symbols) = consts.finish();
     Ok(Hwx {
         cpu_subtype: CPU_SUBTYPE_H13,
-        text,
+        relocations: relocations(&tasks, &chain),
+        text: chain.text,
         consts,
         td_count: count,
-        td_words: (TD_WORDS - 1) as u32,
+        td_words: chain.first_words - 1,
         state_850: STATE_850,
         state_858: STATE_858,
         network: m.name.clone(),
@@ -69,7 +70,6 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         const_symbols,
         ident: opts.ident.clone(),
         state_order: bufs.state_order,
-        relocations: relocations(&tasks),
     })
 }
 
@@ -96,20 +96,21 @@ fn lower_all(
 }
 
 /// TD byte offset of CoeffBaseAddr[0]; channel i's word follows at +4i.
-const COEFF_BASE_ADDR: usize = 0x74;
+const COEFF_BASE_ADDR: u16 = 0x74;
 
 /// One relocation per kernel chunk and per streamed channel vector: the loader adds the
 /// `__const` address to the CoeffBaseAddr (or header-stream base) word holding the
-/// chunk's offset.
-fn relocations(tasks: &[Task]) -> Vec<Relocation> {
-    tasks
-        .iter()
-        .enumerate()
-        .flat_map(|(i, t)| {
-            let coeffs = (0..t.kernel.len()).map(|c| COEFF_BASE_ADDR + 4 * c);
-            let streams = t.vectors.streams().into_iter().zip(STREAM_BASE_WORDS).filter(|(c, _)| c.is_some());
-            let words: Vec<usize> = coeffs.chain(streams.map(|(_, w)| usize::from(w))).collect();
-            words.into_iter().map(move |w| Relocation::const_word((i * TD_STRIDE + w) as u32))
-        })
-        .collect()
+/// chunk's offset, wherever the task's stream put that word.
+fn relocations(tasks: &[Task], chain: &chain::Chain) -> Vec<Relocation> {
+    let mut out = Vec::new();
+    for (i, t) in tasks.iter().enumerate() {
+        let coeffs = (0..t.kernel.len() as u16).map(|c| COEFF_BASE_ADDR + 4 * c);
+        let streams = t.vectors.streams().into_iter().zip(STREAM_BASE_WORDS).filter(|(c, _)| c.is_some());
+        for w in coeffs.chain(streams.map(|(_, w)| w)) {
+            if let Some(at) = chain.text_offset(i, w) {
+                out.push(Relocation::const_word(at));
+            }
+        }
+    }
+    out
 }

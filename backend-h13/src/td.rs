@@ -1,9 +1,11 @@
-//! The register image of one H13 task descriptor ("ZinAneTdHw_v10", v4.2.1 stream form).
+//! The register image of one H13 task descriptor ("ZinAneTdHw_v10").
 //!
-//! [`TdImage`] holds the 157 words of a TD with the seven block headers in place. Named
-//! fields are written by name through the register map, unnamed words by offset; every
-//! write is range-checked against the field width, so a value that does not fit is an
-//! error, never a silent truncation.
+//! [`TdImage`] holds the header words and every register of the seven blocks, laid out as
+//! the dense v4.2.1 TD (157 words with the block headers in place), plus the optional
+//! eleventh header word. How an image is written into `__text` (dense or sparse records)
+//! is `crate::stream`'s concern. Named fields are written by name through the register
+//! map, unnamed words by offset; every write is range-checked against the field width, so
+//! a value that does not fit is an error, never a silent truncation.
 
 use crate::error::BackendError;
 use crate::regmap::{self, BLOCKS, TD_SIZE};
@@ -15,6 +17,7 @@ pub const TD_WORDS: usize = TD_SIZE / 4;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TdImage {
     words: [u32; TD_WORDS],
+    extra: Option<u32>,
     layer: String,
 }
 
@@ -25,7 +28,7 @@ impl TdImage {
         for b in BLOCKS {
             words[usize::from(b.offset) / 4] = b.header_word();
         }
-        TdImage { words, layer: layer.to_string() }
+        TdImage { words, extra: None, layer: layer.to_string() }
     }
 
     /// Reads an image from TD bytes (at least 0x274 bytes).
@@ -35,7 +38,7 @@ impl TdImage {
         for (w, chunk) in words.iter_mut().zip(bytes.chunks_exact(4)) {
             *w = u32::from_le_bytes([chunk[0], chunk[1], chunk[2], chunk[3]]);
         }
-        Some(TdImage { words, layer: String::new() })
+        Some(TdImage { words, extra: None, layer: String::new() })
     }
 
     /// Writes a named field, checking the value fits.
@@ -102,6 +105,48 @@ impl TdImage {
         }
         self.words[usize::from(offset) / 4] |= bits;
         Ok(())
+    }
+
+    /// The eleventh header word, written after the ten header words when
+    /// `Header[6].TDE` is set (every task of Apple's corpus with TDE has 11 header words,
+    /// every task without it 10).
+    pub fn extra_header(&self) -> Option<u32> {
+        self.extra
+    }
+
+    /// Sets the eleventh header word and `Header[6].TDE` with it.
+    pub fn set_extra_header(&mut self, word: Option<u32>) {
+        const TDE: u32 = 1 << 24;
+        self.extra = word;
+        match word {
+            Some(_) => self.words[6] |= TDE,
+            None => self.words[6] &= !TDE,
+        }
+    }
+
+    /// True when the header says an eleventh header word follows (`Header[6].TDE`).
+    pub fn needs_extra_header(&self) -> bool {
+        self.words[6] & (1 << 24) != 0
+    }
+
+    /// Writes header word `index` (0..10) as read from a stream.
+    pub fn set_header_word(&mut self, index: usize, word: u32) {
+        if index < crate::regmap::HEADER_SIZE / 4 {
+            self.words[index] = word;
+        }
+    }
+
+    /// Writes a whole register word at a TD byte offset as read from a stream (no field
+    /// check: the reader reproduces whatever the program holds).
+    pub fn set_raw(&mut self, offset: u16, word: u32) {
+        if let Some(w) = self.words.get_mut(usize::from(offset) / 4) {
+            *w = word;
+        }
+    }
+
+    /// The layer the image encodes (for errors).
+    pub fn layer(&self) -> &str {
+        &self.layer
     }
 
     /// The word at a TD byte offset.

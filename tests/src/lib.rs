@@ -4,6 +4,7 @@
 //! interpreter within the fp16 tolerance of [`tolerance`].
 
 pub mod agree;
+pub mod oracle;
 pub mod tolerance;
 
 use std::path::PathBuf;

@@ -2,6 +2,7 @@
 //! `shared/fixtures/apple-h13/hwx` was built from must reproduce its TDs word for word, its
 //! `__const` bytes, and its load commands (except the LC_IDENT text and the hash part of
 //! `K<sha256>` symbol names). Remaining differences are listed in `docs/conformance.md`.
+//! These programs are v4.2.1's, so they are compiled with `--apple-compat 4.2`.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
 
@@ -11,7 +12,8 @@ use anec_tests::{apple_hwx, conformance_input};
 const PROGRAMS: [&str; 5] = ["relu", "sigmoid", "conv", "model", "sum"];
 
 fn ours(name: &str) -> Hwx {
-    let opts = anec::Options::new(anec::Target::H13g);
+    let mut opts = anec::Options::new(anec::Target::H13g);
+    opts.compat = anec::Compat::V4_2;
     let compiled = anec::compile_file(&conformance_input(name), &opts).unwrap_or_else(|e| panic!("{name}: {e}"));
     let bytes = compiled.hwx_bytes().unwrap_or_else(|e| panic!("{name}: {e}"));
     read_hwx(&bytes).unwrap_or_else(|e| panic!("{name}: reading our file: {e}"))

@@ -8,8 +8,10 @@ use object::read::macho::MachOFile64;
 use object::{Endianness, Object, ObjectSection, ObjectSegment};
 use std::process::Command;
 
+/// Compiled in the dense v4.2.1 form: `tddecode.py` reads 0x274-byte TDs only.
 fn compile(name: &str) -> Vec<u8> {
-    let opts = anec::Options::new(anec::Target::H13g);
+    let mut opts = anec::Options::new(anec::Target::H13g);
+    opts.compat = anec::Compat::V4_2;
     anec::compile_file(&conformance_input(name), &opts).and_then(|c| c.hwx_bytes()).expect("compiles")
 }
 

@@ -14,6 +14,9 @@ pub enum ToolError {
     /// The input has no `.hwx` magic and does not read as an `.anec` file either.
     #[error("not an .hwx file (no 0xBEEFFACE magic) and not a readable .anec file: {0}")]
     Anec(#[source] CodegenError),
+    /// A decoded Apple record (`apple-h13-oracles/cases/*.json`) that does not read.
+    #[error("malformed decoded record: {0}")]
+    Record(String),
     /// One of the two inputs of a diff could not be read.
     #[error("{side} input: {source}")]
     Input {

@@ -7,6 +7,7 @@
 //!   return [`Difference`]s; [`DiffOptions`] can ignore `LC_IDENT` and symbol hashes.
 //!
 //! Both read the same field tree (`tree`), so what a diff reports is what a dump shows.
+//! [`oracle`] compares a program with a decoded record of Apple's current compiler.
 //!
 //! - [`reference`](mod@reference): the reference interpreter ([`run_module`], [`run_mil`]), plain f32
 //!   evaluation of a source program.
@@ -20,6 +21,7 @@ pub mod diff;
 pub mod dump;
 pub mod error;
 pub mod npy;
+pub mod oracle;
 pub mod reference;
 pub mod sim;
 pub mod tensor;

@@ -1,10 +1,11 @@
-//! The TD header: chaining, buffer BARs, engine enable.
+//! The TD header: task id, end of network, buffer BARs, engine enable. The links to the
+//! next task (NextSize, NextPointer) depend on its serialized size and are written when
+//! the chain is laid out (`program::chain`).
 
 use super::ChainPos;
 use crate::error::BackendError;
-use crate::regmap::TD_STRIDE;
 use crate::task::Task;
-use crate::td::{TdImage, TD_WORDS};
+use crate::td::TdImage;
 
 /// LogEvents Apple writes in every TD.
 const LOG_EVENTS: u64 = 0x422;
@@ -17,10 +18,6 @@ pub const CONST_BAR: u64 = 1;
 pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos) -> Result<(), BackendError> {
     td.set("aneTD.Header[0].TID", u64::from(pos.index))?;
     td.set("aneTD.Header[0].EON", u64::from(pos.is_last()))?;
-    if !pos.is_last() {
-        td.set("aneTD.Header[1].NextSize", (TD_WORDS - 1) as u64)?;
-        td.set("aneTD.Header[7].NextPointer", (u64::from(pos.index) + 1) * TD_STRIDE as u64)?;
-    }
     td.set("aneTD.Header[2].LogEvents", LOG_EVENTS)?;
     td.set("aneTD.Header[4].DebugLogEvents", DEBUG_LOG_EVENTS)?;
     for flag in ["SPL", "TSR", "TSE", "SrcLoc", "DstLoc"] {

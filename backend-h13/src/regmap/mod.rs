@@ -87,6 +87,25 @@ pub fn block_of(offset: u16) -> Option<&'static Block> {
     BLOCKS.iter().find(|b| b.data_range().contains(&offset))
 }
 
+/// The TD byte offset of the register at byte address `address`, if a block holds it.
+pub fn td_offset_of_register(address: u32) -> Option<u16> {
+    BLOCKS.iter().find_map(|b| {
+        let rel = address.checked_sub(b.register)?;
+        (rel % 4 == 0 && rel / 4 < u32::from(b.words)).then(|| b.offset + 4 + rel as u16)
+    })
+}
+
+/// The register byte address of the block data word at TD offset `offset`.
+pub fn register_of_td_offset(offset: u16) -> Option<u32> {
+    let b = block_of(offset)?;
+    Some(b.register + u32::from(offset - b.offset - 4))
+}
+
+/// The named fields of the word at TD offset `offset`, in register-map order.
+pub fn fields_at(offset: u16) -> impl Iterator<Item = &'static Field> {
+    FIELDS.iter().filter(move |f| f.word == offset)
+}
+
 /// True when no named field lives in the data word at `offset`.
 pub fn is_unnamed_word(offset: u16) -> bool {
     !FIELDS.iter().any(|f| f.word == offset)

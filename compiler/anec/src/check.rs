@@ -130,7 +130,9 @@ fn reason(e: BackendError) -> String {
 /// input here) only the verifier runs again.
 fn probe(m: &Module, op: &Op) -> Result<(), String> {
     let v = anec_passes::validate(isolate(m, op)).map_err(|e| e.to_string())?;
-    anec_backend_h13::compile(&v, &anec_backend_h13::Options { ident: String::new() }).map(drop).map_err(reason)
+    anec_backend_h13::compile(&v, &anec_backend_h13::Options { ident: String::new(), compat: Default::default() })
+        .map(drop)
+        .map_err(reason)
 }
 
 /// Compiles the whole module; a failure goes to the layer it names, or to the report.
@@ -139,7 +141,11 @@ fn whole(m: &Module, r: &mut Report, chip: Chip, route: Route) {
         Ok(v) => v,
         Err(e) => return r.module_errors.push(e.to_string()),
     };
-    let Err(e) = anec_backend_h13::compile(&v, &anec_backend_h13::Options { ident: String::new() }) else { return };
+    let Err(e) =
+        anec_backend_h13::compile(&v, &anec_backend_h13::Options { ident: String::new(), compat: Default::default() })
+    else {
+        return;
+    };
     let errors = match e {
         BackendError::Several(v) => v,
         other => vec![other],

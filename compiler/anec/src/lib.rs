@@ -19,6 +19,7 @@ pub mod output;
 pub mod run;
 pub mod target;
 
+pub use anec_backend_h13::Compat;
 pub use error::Error;
 pub use input::{load_function, load_mil, InputKind, DEFAULT_FUNCTION};
 pub use output::write_atomically;
@@ -45,12 +46,21 @@ pub struct Options {
     /// How the model reached the compiler (the route its validators gate): direct for a
     /// netplist or `.mlir`, conversion for MIL. [`compile_file`] sets it from the file.
     pub route: Route,
+    /// Which generation of Apple's compiler the program follows (`--apple-compat`): the
+    /// current one's sparse register records by default, or v4.2.1's dense TDs.
+    pub compat: Compat,
 }
 
 impl Options {
     /// Options for a target with no extra banner arguments.
     pub fn new(target: Target) -> Self {
-        Options { target, banner_args: Vec::new(), function: DEFAULT_FUNCTION.to_string(), route: Route::Direct }
+        Options {
+            target,
+            banner_args: Vec::new(),
+            function: DEFAULT_FUNCTION.to_string(),
+            route: Route::Direct,
+            compat: Compat::default(),
+        }
     }
 
     /// The `LC_IDENT` text in Apple's format: `ANEC v1`, the compiler, then one tab-indented
@@ -123,7 +133,7 @@ pub fn validate_for(module: Module, file: &str, chip: Chip, route: Route) -> Res
 /// The whole pipeline on a module: passes, then the target's backend.
 pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Compiled, Error> {
     let validated = validate_for(module, file, chip(opts.target)?, opts.route)?;
-    let backend_opts = anec_backend_h13::Options { ident: opts.ident() };
+    let backend_opts = anec_backend_h13::Options { ident: opts.ident(), compat: opts.compat };
     let hwx = match opts.target {
         Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
     }

@@ -137,7 +137,8 @@ fn compile_then_diff_against_apple_exits_zero() {
     for name in ["relu", "sigmoid", "conv", "model", "sum"] {
         let input = workspace().join(format!("tests/conformance/{name}.plist"));
         let out = dir.path().join(name);
-        let o = anec(&["compile", input.to_str().unwrap_or(""), "-t", "h13g", "-o", out.to_str().unwrap_or("")]);
+        let args = ["compile", input.to_str().unwrap_or(""), "-t", "h13g", "--apple-compat", "4.2", "-o"];
+        let o = anec(&[&args[..], &[out.to_str().unwrap_or("")]].concat());
         assert!(o.status.success(), "{name}: {}", String::from_utf8_lossy(&o.stderr));
         let ours = out.join(format!("{name}.hwx"));
         let apple = workspace().join(format!("../shared/fixtures/apple-h13/hwx/{name}.hwx"));

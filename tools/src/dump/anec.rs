@@ -9,7 +9,7 @@ use crate::tree::Node;
 /// Header, BARs, TDs, weights.
 pub(super) fn nodes(a: &AnecFile) -> Vec<Node> {
     let mut out = vec![header(a), bars(a)];
-    out.extend(td::text_nodes(&a.text, Some(a.td_count), "anec header"));
+    out.extend(td::text_nodes(&a.text, a.td_count, u64::from(a.td_size / 4), "anec header"));
     out.push(consts::anec_weights(&a.consts));
     out
 }

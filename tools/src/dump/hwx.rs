@@ -14,7 +14,8 @@ use crate::tree::{Node, Role};
 pub(super) fn nodes(f: &HwxFile) -> Vec<Node> {
     let mut out = vec![header(f)];
     out.extend(load_commands(f));
-    out.extend(td::text_nodes(&f.text, td_count(f), "program state"));
+    let (count, first_words) = program_tasks(f).unwrap_or((0, 0));
+    out.extend(td::text_nodes(&f.text, count, first_words, "program state"));
     out.push(consts::hwx_weights(f));
     out
 }
@@ -33,9 +34,11 @@ fn header(f: &HwxFile) -> Node {
     n
 }
 
-/// `td_count` of the first program-state thread that decodes.
-fn td_count(f: &HwxFile) -> Option<u32> {
-    f.threads().filter(|t| t.flavor == FLAVOR_PROGRAM).find_map(|t| decode_program(t).ok()).map(|p| p.td_count)
+/// `td_count` and the first task's size in words (`td_words` + 1) of the first
+/// program-state thread that decodes.
+fn program_tasks(f: &HwxFile) -> Option<(u32, u64)> {
+    let p = f.threads().filter(|t| t.flavor == FLAVOR_PROGRAM).find_map(|t| decode_program(t).ok())?;
+    Some((p.td_count, u64::from(p.td_words) + 1))
 }
 
 /// The name of a command kind (`LC_SEGMENT_64`, or `LC_0x1b` for one not named here).

@@ -1,64 +1,67 @@
-//! The task descriptors of `__text`, one every 0x300 bytes, listed through the H13
-//! register map: the 0x28-byte header and the seven blocks in TD order, and in each
-//! every data word in offset order: its named fields (`Name = value (0xvalue)`, zeros
-//! included), the bits no field names (when non-zero), or, for a word with no named
-//! field, the word itself (`word 0x148 = 0x00002041`; zero words are counted, not
-//! shown, and still compared by diff).
+//! The tasks of `__text`, followed along their chain (`anec_backend_h13::chain`) and
+//! listed through the H13 register map: the header words, the register records as the
+//! stream holds them (one per block in the dense v4.2.1 form; the current compiler's
+//! sparse form splits blocks and leaves words out), then the seven blocks in TD order,
+//! and in each every data word in offset order: its named fields (`Name = value
+//! (0xvalue)`, zeros included), the bits no field names (when non-zero), or, for a word
+//! with no named field, the word itself (`word 0x148 = 0x00002041`; zero words are
+//! counted, not shown, and still compared by diff). A word the stream does not write
+//! reads as zero.
 
-use anec_backend_h13::regmap::{Block, Field, BLOCKS, FIELDS, HEADER_SIZE, TD_SIZE, TD_STRIDE};
+use anec_backend_h13::chain::{self, ChainTask};
+use anec_backend_h13::regmap::{Block, Field, BLOCKS, FIELDS, HEADER_SIZE};
 use anec_backend_h13::td::TdImage;
 
 use crate::tree::{dec_hex, Node, Role};
 
-/// A summary node for `__text`, then one node per TD. `count` is the TD count the
-/// program declares (its `source` names where); without one, every 0x300-byte slot of
-/// `text` is a TD.
-pub(super) fn text_nodes(text: &[u8], count: Option<u32>, source: &str) -> Vec<Node> {
-    let slots = text.len().div_ceil(TD_STRIDE);
-    let declared = count.map_or(slots, |c| usize::try_from(c).unwrap_or(usize::MAX));
-    let present = declared.min(slots);
-    let origin = if count.is_some() { source } else { "__text length" };
-    let mut summary = Node::new("__text", format!("__text: {:#x} bytes, TDs: {declared} (from {origin})", text.len()));
+/// A summary node for `__text`, then one node per task. `count` is the task count the
+/// program declares and `first_words` the first task's size in words (its `source` names
+/// where both come from).
+pub(super) fn text_nodes(text: &[u8], count: u32, first_words: u64, source: &str) -> Vec<Node> {
+    let declared = usize::try_from(count).unwrap_or(usize::MAX);
+    let mut summary =
+        Node::new("__text", format!("__text: {:#x} bytes, tasks: {declared} (from {source})", text.len()));
     summary.hex("size", text.len() as u64);
-    summary.num("TDs", present as u64);
-    if declared > slots {
-        summary.field("missing TDs", format!("{declared} declared, __text holds {slots}"));
+    let (tasks, error) = match chain::read(text, first_words, declared) {
+        Ok(t) => (t, None),
+        Err(e) => (Vec::new(), Some(e.to_string())),
+    };
+    summary.num("tasks", tasks.len() as u64);
+    if let Some(e) = error {
+        summary.field("chain", e);
     }
-    summary.field("nonzero padding", padding(text, present));
+    summary.field("nonzero padding", padding(text, &tasks));
     let mut out = vec![summary];
-    for i in 0..present {
-        let at = i * TD_STRIDE;
-        let end = text.len().min(at + TD_SIZE);
-        out.push(td_node(i, at, text.get(at..end).unwrap_or_default()));
-    }
+    out.extend(tasks.iter().enumerate().map(|(i, t)| task_node(i, t)));
     out
 }
 
-/// Non-zero bytes of `text` outside the first `tds` TDs.
-fn padding(text: &[u8], tds: usize) -> String {
-    let in_td = |o: usize| o / TD_STRIDE < tds && o % TD_STRIDE < TD_SIZE;
-    let stray: Vec<usize> = text.iter().enumerate().filter(|&(o, &b)| b != 0 && !in_td(o)).map(|(o, _)| o).collect();
+/// Non-zero bytes of `text` outside the tasks.
+fn padding(text: &[u8], tasks: &[ChainTask]) -> String {
+    let in_task = |o: usize| tasks.iter().any(|t| (t.offset..t.offset + 4 * t.words).contains(&o));
+    let stray: Vec<usize> = text.iter().enumerate().filter(|&(o, &b)| b != 0 && !in_task(o)).map(|(o, _)| o).collect();
     match stray.first() {
         None => "none".into(),
         Some(first) => format!("{} bytes, first at {first:#x}", stray.len()),
     }
 }
 
-/// One TD: the header and the seven blocks.
-fn td_node(i: usize, at: usize, bytes: &[u8]) -> Node {
-    let mut n = Node::new(format!("TD {i}"), format!("TD {i} at __text+{at:#x}"));
-    let mut full = bytes.to_vec();
-    if full.len() < TD_SIZE {
-        n.field("length", format!("{:#x} of {TD_SIZE:#x} bytes (truncated; the rest read as zero)", bytes.len()));
-        full.resize(TD_SIZE, 0);
-    }
-    let Some(img) = TdImage::from_bytes(&full) else {
-        return n;
-    };
+/// One task: the header, the record list, and the seven blocks.
+fn task_node(i: usize, t: &ChainTask) -> Node {
+    let title = format!("TD {i} at __text+{:#x}, {} words", t.offset, t.words);
+    let mut n = Node::new(format!("TD {i}"), title);
+    let img = &t.task.image;
     let mut header = Node::new("", format!("Header (0x0..{HEADER_SIZE:#x})"));
-    words(&mut header, &img, 0..HEADER_SIZE as u16);
+    words(&mut header, img, 0..HEADER_SIZE as u16);
+    if let Some(w) = img.extra_header() {
+        header.field("extra header word", format!("{w:#010x}"));
+    }
     n.children.push(header);
-    n.children.extend(BLOCKS.iter().map(|b| block(b, &img)));
+    let mut recs = Node::new("records", "register records").compact();
+    let list: Vec<String> = t.task.records.iter().map(|r| format!("{:#07x}+{}", r.address, r.count)).collect();
+    recs.field("records", list.join(" "));
+    n.children.push(recs);
+    n.children.extend(BLOCKS.iter().map(|b| block(b, img)));
     n
 }
 
@@ -124,7 +127,8 @@ mod tests {
     #[test]
     fn register_map_is_sorted_by_word_so_lookup_finds_every_field() {
         assert!(FIELDS.windows(2).all(|w| w[0].word <= w[1].word));
-        let found: usize = (0..TD_SIZE as u16).step_by(4).map(|off| fields_of(off).len()).sum();
+        let found: usize =
+            (0..anec_backend_h13::regmap::TD_SIZE as u16).step_by(4).map(|off| fields_of(off).len()).sum();
         assert_eq!(found, FIELDS.len());
     }
 }

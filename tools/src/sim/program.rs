@@ -3,19 +3,18 @@
 //! table, `read_hwx` for the bound tensors with their BAR, dims, strides and element type),
 //! then the TD chain from the first TD, each TD decoded by `td`.
 //!
-//! The chain starts at the program state's first-TD address and follows NextPointer (a
-//! byte offset from the start of `__text`, as our encoder writes it; Apple's programs
-//! are single TDs) until EON; it must hold exactly the program state's `td_count` TDs of
-//! `td_words` 0x9c (the 0x274-byte v4.2.1 TD).
+//! The chain starts at the start of `__text` and is followed by
+//! `anec_backend_h13::chain::read` (NextPointer and NextSize, dense v4.2.1 TDs or the
+//! current compiler's sparse records, bounded by `__text`); it must hold exactly the
+//! program state's `td_count` tasks.
 
 use super::error::SimError;
 use super::memory::{check_disjoint, Fmt, BARS};
 use super::td::{self, Task};
+use anec_backend_h13::chain;
 use anec_codegen::hwx::thread::{decode_program, ProgramState, FLAVOR_PROGRAM};
 use anec_codegen::{parse_hwx, read_hwx, BoundTensor, HwxFile, TensorRole};
 
-/// `td_words` of the v4.2.1 TD (0x274 bytes = 0x9d words).
-const TD_WORDS: u32 = 0x9C;
 /// Largest tensor buffer: BARs are 32-bit device addresses.
 const MAX_BUFFER: u64 = 1 << 32;
 /// cpusubtype of H13 (M1).
@@ -148,41 +147,19 @@ fn bar_map(state: &ProgramState, text: u64, consts: u64, tensors: &[Bound]) -> R
 }
 
 fn chain(text: &[u8], state: &ProgramState, text_addr: u64) -> Result<Vec<Task>, SimError> {
-    if state.td_words != TD_WORDS {
+    if state.first_td != text_addr {
         return Err(SimError::Program(format!(
-            "td_words = {:#x}: only the 0x274-byte v4.2.1 TD (td_words 0x9c) is modelled",
-            state.td_words
+            "the first TD at {:#x} is not at the start of __text ({text_addr:#x})",
+            state.first_td
         )));
     }
     let count = usize::try_from(state.td_count).unwrap_or(usize::MAX);
-    let mut offset = state.first_td.checked_sub(text_addr).and_then(|o| usize::try_from(o).ok()).ok_or_else(|| {
-        SimError::Program(format!("the first TD at {:#x} is below __text at {text_addr:#x}", state.first_td))
-    })?;
-    let mut tasks = Vec::new();
-    loop {
-        let index = tasks.len();
-        if index >= count {
-            return Err(SimError::Program(format!("no TD with EON among the {count} TDs the program state declares")));
-        }
-        let bytes = text.get(offset..).ok_or_else(|| {
-            SimError::Program(format!("TD {index} at __text+{offset:#x} lies past the {:#x}-byte __text", text.len()))
-        })?;
-        let (task, link, next_size) = td::decode(bytes, index)?;
-        tasks.push(task);
-        if link.end {
-            break;
-        }
-        if next_size != u64::from(TD_WORDS) {
-            let reason = "the next TD must be a 0x274-byte v4.2.1 TD (NextSize 0x9c)";
-            return Err(SimError::field(index, "aneTD.Header[1].NextSize", next_size, reason));
-        }
-        offset = usize::try_from(link.next).unwrap_or(usize::MAX);
-    }
-    if tasks.len() != count {
+    let read = chain::read(text, u64::from(state.td_words) + 1, count).map_err(|e| SimError::Program(e.to_string()))?;
+    if read.len() != count {
         return Err(SimError::Program(format!(
             "the TD chain ends (EON) after {} TDs but the program state declares {count}",
-            tasks.len()
+            read.len()
         )));
     }
-    Ok(tasks)
+    read.iter().enumerate().map(|(i, t)| td::decode(&t.task.image, i)).collect()
 }

@@ -12,6 +12,7 @@ use super::memory::{Dims, Fmt, Region};
 use super::reader::Reader;
 use super::td_dma::{self, L2Layout};
 use super::td_engine;
+use anec_backend_h13::td::TdImage;
 
 /// A buffer range of the kernel memory (relative to the BAR `KBase0` names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -379,8 +380,8 @@ fn common_config(r: &mut Reader, pe: bool) -> Result<(), SimError> {
 }
 
 /// Decodes TD `index` at the start of `bytes`: the task and where the chain goes.
-pub fn decode(bytes: &[u8], index: usize) -> Result<(Task, Link, u64), SimError> {
-    let mut r = Reader::new(bytes, index)?;
+pub fn decode(img: &TdImage, index: usize) -> Result<Task, SimError> {
+    let mut r = Reader::new(img.clone(), index)?;
     let h = header(&mut r)?;
     let pe = h.ene == 0;
     let two = h.sources[1].is_some();
@@ -391,8 +392,7 @@ pub fn decode(bytes: &[u8], index: usize) -> Result<(Task, Link, u64), SimError>
     let unit = td_engine::unit(&mut r, &h, &c, &kernel, l2.padding)?;
     check_l2_mode(&r, &l2)?;
     r.finish()?;
-    let task = assemble(&r, &c, sources, dest, &l2, unit)?;
-    Ok((task, h.link, h.next_size))
+    assemble(&r, &c, sources, dest, &l2, unit)
 }
 
 fn check_l2_mode(r: &Reader, l2: &L2Layout) -> Result<(), SimError> {
@@ -436,19 +436,19 @@ mod tests {
 
     use super::*;
 
-    /// TD 0 of Apple's program `name`, decoded.
-    fn apple(name: &str) -> (Task, Link) {
+    /// TD 0 of Apple's program `name`, decoded, and whether it ends the network.
+    fn apple(name: &str) -> (Task, bool) {
         let path = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
             .join(format!("../../shared/fixtures/apple-h13/hwx/{name}.hwx"));
         let f = anec_codegen::parse_hwx(&std::fs::read(path).unwrap()).unwrap();
-        let (task, link, _) = decode(&f.text, 0).unwrap();
-        (task, link)
+        let tasks = anec_backend_h13::chain::read(&f.text, 0x9D, 1).unwrap();
+        (decode(&tasks[0].task.image, 0).unwrap(), tasks.len() == 1)
     }
 
     #[test]
     fn apple_relu_and_sigmoid_are_pass_tasks() {
-        let (t, link) = apple("relu");
-        assert!(link.end);
+        let (t, end) = apple("relu");
+        assert!(end);
         assert_eq!(t.in_dims, Dims { c: 1, d: 1, h: 1, w: 77 });
         assert_eq!((t.sources[0].bar, t.sources[0].row, t.dest.bar), (5, 0xC0, 4));
         assert_eq!(t.l2_sources[0], Region { base: 0, channel: 0xA0, row: 0xA0, depth: 0 });

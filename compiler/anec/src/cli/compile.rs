@@ -19,6 +19,8 @@ pub struct Request {
     pub emit: Emit,
     /// MIL function to compile.
     pub function: String,
+    /// Which generation of Apple's compiler the program follows.
+    pub compat: anec::Compat,
 }
 
 /// File name of the program written into the output directory: the input's stem.
@@ -35,6 +37,7 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
     let Some(target) = anec::code_generator(chip) else { return validate_only(req, chip) };
     let mut opts = Options::new(target);
     opts.function.clone_from(&req.function);
+    opts.compat = req.compat;
     opts.banner_args = vec![format!("-i {}", req.input.display()), format!("-o {}", out_path.display())];
     match req.emit {
         Emit::AnecIr => {

@@ -33,6 +33,9 @@ pub fn diff(a: &Path, b: &Path, strict: bool) -> Result<ExitCode, Error> {
 }
 
 fn diff_inner(a: &Path, b: &Path, strict: bool) -> Result<ExitCode, Error> {
+    if b.extension().is_some_and(|e| e == "json") {
+        return diff_record(a, b);
+    }
     let (left, right) = (read(a)?, read(b)?);
     let tool_err = |source| Error::Tool { file: format!("{} vs {}", a.display(), b.display()), source };
     let all = diff_files_with(&left, &right, &DiffOptions::default()).map_err(tool_err)?;
@@ -51,4 +54,29 @@ fn diff_inner(a: &Path, b: &Path, strict: bool) -> Result<ExitCode, Error> {
     }
     print(&text)?;
     Ok(if counted.is_empty() { ExitCode::SUCCESS } else { ExitCode::from(1) })
+}
+
+/// `anec diff ours.hwx case.json`: a program against a decoded record of Apple's current
+/// compiler (`shared/fixtures/apple-h13-oracles/cases/`), each difference named by task
+/// and register field (`TD 0 Common.Cfg.ShPref: 0x1 -> 0x4`, ours then Apple's).
+fn diff_record(program: &Path, case: &Path) -> Result<ExitCode, Error> {
+    let text = std::fs::read_to_string(case).map_err(|e| Error::io(case, e))?;
+    let tool_err = |source| Error::Tool { file: format!("{} vs {}", program.display(), case.display()), source };
+    let record = anec_tools::oracle::Record::parse(&text).map_err(tool_err)?;
+    let c = anec_tools::oracle::compare_hwx(&read(program)?, &record).map_err(tool_err)?;
+    let mut out: String = c.differences.iter().map(|d| format!("{d}\n")).collect();
+    out.push_str(&format!(
+        "tasks {} (Apple {}); header words equal {}/{}; register words equal {}/{}, {} written only by ours; constants {}; tensors {}\n",
+        c.tasks.0,
+        c.tasks.1,
+        c.header_words.0,
+        c.header_words.1,
+        c.register_words.0,
+        c.register_words.1,
+        c.extra_words,
+        if c.constants_equal { "equal" } else { "differ" },
+        if c.tensors_equal { "equal" } else { "differ" },
+    ));
+    print(&out)?;
+    Ok(if c.identical() { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

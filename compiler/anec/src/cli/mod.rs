@@ -49,6 +49,26 @@ pub enum Emit {
     Mil,
 }
 
+/// `--apple-compat`: the generation of Apple's compiler a program follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AppleCompat {
+    /// Apple's current compiler (macOS 26): sparse register records.
+    Current,
+    /// Apple's zin_ane_compiler v4.2.1 (2020): dense task descriptors.
+    #[value(name = "4.2")]
+    V4_2,
+}
+
+impl AppleCompat {
+    /// The backend's generation.
+    pub fn compat(self) -> anec::Compat {
+        match self {
+            AppleCompat::Current => anec::Compat::Current,
+            AppleCompat::V4_2 => anec::Compat::V4_2,
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum Command {
     /// Compile a model (model.mil, .mlmodelc, .mlpackage, net.plist or .mlir) into a program.
@@ -67,6 +87,11 @@ enum Command {
         /// The MIL function to compile.
         #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
         function: String,
+        /// Which generation of Apple's compiler the program follows: `current` (macOS 26:
+        /// sparse register records, the default) or `4.2` (zin_ane_compiler v4.2.1: every
+        /// register block written in full, the 0x274-byte TD).
+        #[arg(long = "apple-compat", value_enum, default_value = "current")]
+        apple_compat: AppleCompat,
     },
     /// Report per layer whether a model runs on a chip's neural engine, and why not.
     ///
@@ -96,10 +121,15 @@ enum Command {
     /// The LC_IDENT banner and the hash part of `K<sha256>` weight-symbol names identify
     /// the compiler and its hashing, not the program: their differences are reported as a
     /// note unless --strict makes them count.
+    ///
+    /// With a decoded record of Apple's current compiler as the second file
+    /// (`apple-h13-oracles/cases/NAME.json`), compares the program with it task by task:
+    /// header words, every register word by field, record structure, tensor descriptors
+    /// and the constant section's SHA-256.
     Diff {
         /// First program.
         a: PathBuf,
-        /// Second program.
+        /// Second program (.hwx or .anec), or a decoded Apple record (.json).
         b: PathBuf,
         /// Count banner and symbol-hash differences too.
         #[arg(long)]
@@ -139,8 +169,8 @@ enum Command {
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let Some(command) = args.command else { return print(args.print, &args.target) };
     match command {
-        Command::Compile { input, target, output, emit, function } => {
-            compile::run(&compile::Request { input, target, output, emit, function })
+        Command::Compile { input, target, output, emit, function, apple_compat } => {
+            compile::run(&compile::Request { input, target, output, emit, function, compat: apple_compat.compat() })
         }
         Command::Check { model, target, format, function } => {
             match check::run(&check::Request { model, target, format, function }) {

@@ -1,0 +1,106 @@
+//! Apple compiler generations: what differs between the programs of Apple's 2020
+//! compiler (`zin_ane_compiler v4.2.1`, the programs of `shared/fixtures/apple-h13/hwx/`)
+//! and of its current one (macOS 26, the decoded corpus of
+//! `shared/fixtures/apple-h13-oracles/`) for the same network.
+//!
+//! Both write the same register file; they differ in how a task's register image is
+//! serialized (every block in full, or sparse records) and in a few values. Every such
+//! difference is a field of [`Generation`], so the encoders read one table of data instead
+//! of testing the generation. `docs/conformance.md` lists the evidence of each row.
+
+/// A named generation of Apple's compiler whose programs anec reproduces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Compat {
+    /// Apple's current compiler (macOS 26): sparse register records. The default.
+    #[default]
+    Current,
+    /// Apple's 2020 compiler v4.2.1: every register block written in full.
+    V4_2,
+}
+
+impl Compat {
+    /// Every generation with its command-line name (`--apple-compat NAME`).
+    pub const ALL: [(Compat, &'static str); 2] = [(Compat::Current, "current"), (Compat::V4_2, "4.2")];
+
+    /// The generation called `name` (`current`, `4.2`).
+    pub fn from_name(name: &str) -> Option<Compat> {
+        Compat::ALL.iter().find(|(_, n)| *n == name).map(|(c, _)| *c)
+    }
+
+    /// The generation's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compat::Current => "current",
+            Compat::V4_2 => "4.2",
+        }
+    }
+
+    /// The generation's data.
+    pub fn data(self) -> &'static Generation {
+        match self {
+            Compat::Current => &CURRENT,
+            Compat::V4_2 => &V4_2,
+        }
+    }
+}
+
+/// How a task's register blocks are written into `__text`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamForm {
+    /// Each of the seven blocks as one record of all its words (the 0x274-byte TD).
+    Dense,
+    /// Each block as one record, except that a word run listed in [`Generation::omitted`]
+    /// is left out (splitting its block into two records) when the task does not use it.
+    Sparse,
+}
+
+/// A run of register words the sparse form leaves out of a task that does not use them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OmittedRun {
+    /// What the words are (for documentation and errors).
+    pub what: &'static str,
+    /// Register address of the first word.
+    pub register: u32,
+    /// Number of words.
+    pub words: u32,
+}
+
+/// The values that differ between Apple's compiler generations.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Generation {
+    /// The generation.
+    pub compat: Compat,
+    /// How blocks are serialized.
+    pub form: StreamForm,
+    /// Word runs the sparse form omits when unused (empty for the dense form).
+    pub omitted: &'static [OmittedRun],
+}
+
+/// The kernel DMA's 16 coefficient base addresses and 16 buffer sizes: the current
+/// compiler writes them only for a task that streams coefficients (every record of the
+/// corpus without a kernel stream splits the block into 18 + 12 words around them).
+const COEFF_ARRAYS: OmittedRun =
+    OmittedRun { what: "kernel-DMA coefficient base addresses and sizes", register: 0x1F848, words: 32 };
+
+/// Apple's current compiler.
+pub const CURRENT: Generation =
+    Generation { compat: Compat::Current, form: StreamForm::Sparse, omitted: &[COEFF_ARRAYS] };
+
+/// Apple's v4.2.1 compiler.
+pub const V4_2: Generation = Generation { compat: Compat::V4_2, form: StreamForm::Dense, omitted: &[] };
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for (c, n) in Compat::ALL {
+            assert_eq!(Compat::from_name(n), Some(c));
+            assert_eq!(c.name(), n);
+            assert_eq!(c.data().compat, c);
+        }
+        assert_eq!(Compat::from_name("4.3"), None);
+        assert_eq!(Compat::default(), Compat::Current);
+    }
+}
