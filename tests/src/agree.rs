@@ -12,6 +12,7 @@
 use crate::tolerance::{Budget, Tolerance};
 use anec::run::{mil_inputs, module_inputs, InputSpec};
 use anec::{InputKind, Options, Target};
+use anec_codegen::Hwx;
 use anec_ir::mil::MilModel;
 use anec_ir::Module;
 use anec_tools::reference::{mil_to_program, run_mil, run_module};
@@ -222,6 +223,16 @@ impl SplitMix {
 /// input name, shaped as [`source_inputs`] says; values are rounded to fp16 first), then
 /// compares every output.
 pub fn compile_and_compare(source: &Source, inputs: &BTreeMap<String, Tensor>) -> Result<Report, AgreeError> {
+    compile_substitute_and_compare(source, inputs, &|h| Ok(h.clone()))
+}
+
+/// As [`compile_and_compare`], but simulates the program `substitute` makes of ours (the
+/// oracle harness runs Apple's register words with our constants and buffers this way).
+pub fn compile_substitute_and_compare(
+    source: &Source,
+    inputs: &BTreeMap<String, Tensor>,
+    substitute: &dyn Fn(&Hwx) -> Result<Hwx, String>,
+) -> Result<Report, AgreeError> {
     let loaded = load(source)?;
     let specs = match &loaded {
         Loaded::Module(m) => module_inputs(m),
@@ -242,7 +253,8 @@ pub fn compile_and_compare(source: &Source, inputs: &BTreeMap<String, Tensor>) -
     };
     let compiled =
         anec::compile_module(module, &source.name(), &Options::new(Target::H13g)).map_err(AgreeError::Compile)?;
-    let hwx = compiled.hwx_bytes().map_err(AgreeError::Compile)?;
+    let program = substitute(&compiled.hwx).map_err(|e| run_err(source, "program", e))?;
+    let hwx = anec_codegen::write_hwx(&program).map_err(|e| run_err(source, "writing the program", e))?;
     let sim = SimProgram::load(&hwx).map_err(|e| run_err(source, "simulator load", e))?;
     let (sim_inputs, reference) = match &loaded {
         Loaded::Module(_) => {

@@ -168,3 +168,34 @@ pub fn run(r: &Record, dir: &Path) -> Result<Outcome, String> {
         Err(e) => Ok(Outcome::Rejected(e.to_string().replace(&format!("{}/", dir.display()), ""))),
     }
 }
+
+/// Apple's program for a record, as far as the record holds it: Apple's task streams
+/// (header words and register records exactly as recorded, each task at the offset its
+/// predecessor's NextPointer names) in our program's container, with our constant section
+/// and buffers. Meaningful when the constant sections hash equal and the tensors bind to
+/// the same BARs, which the comparison checks.
+pub fn apple_program(r: &Record, ours: &anec_codegen::Hwx) -> Result<anec_codegen::Hwx, String> {
+    let mut text: Vec<u8> = Vec::new();
+    let mut at = 0usize;
+    for (i, t) in r.task_descriptors.iter().enumerate() {
+        let header = t.header().map_err(|e| e.to_string())?;
+        let writes = t.writes().map_err(|e| e.to_string())?;
+        let mut words = header.clone();
+        for (addr, count) in t.records().map_err(|e| e.to_string())? {
+            words.push(((count - 1) << 26) | addr);
+            for k in 0..count {
+                let v = writes.get(&(addr + 4 * k)).ok_or(format!("task {i}: no value for {:#x}", addr + 4 * k))?;
+                words.push(*v);
+            }
+        }
+        text.resize(at, 0);
+        text.extend(words.iter().flat_map(|w| w.to_le_bytes()));
+        at = header.get(7).copied().unwrap_or(0) as usize;
+    }
+    let mut h = ours.clone();
+    h.text = text;
+    h.td_count = u32::try_from(r.task_descriptors.len()).map_err(|e| e.to_string())?;
+    h.td_words = u32::try_from(r.program_descriptor.task_words_minus_one).map_err(|e| e.to_string())?;
+    h.relocations.clear();
+    Ok(h)
+}
