@@ -1,12 +1,15 @@
 //! Buffer binding: which tensors get an `__FVMLIB` segment and which BAR each uses.
 //!
-//! Apple's v4.2.1 numbering: BAR 0 is `__text`, 1 is `__const`, 2 and 3 intermediates,
-//! outputs from 4, then inputs, each group in the order the network lists it; the first
-//! intermediate takes BAR 3, the second BAR 2. Segments
-//! are laid out inputs first, then outputs, then intermediates. Intermediates beyond the
-//! two reserved BARs take the BARs after the inputs.
+//! BAR 0 is `__text`, 1 is `__const`. The numbering of the rest follows the compiler
+//! generation ([`BarOrder`]): v4.2.1 puts outputs from 4, then inputs, each group in the
+//! order the network lists it, and the first intermediate in BAR 3, the second in BAR 2;
+//! the current compiler numbers inputs and outputs together by name from 4 and keeps
+//! intermediates in BAR 3. Intermediates beyond the reserved BARs take the BARs after the
+//! inputs and outputs. Segments are laid out inputs first, then outputs, then
+//! intermediates.
 
 use crate::error::BackendError;
+use crate::generation::BarOrder;
 use crate::layout::Strides;
 use crate::task::Surface;
 use anec_codegen::hwx::model::{BoundTensor, TensorRole};
@@ -19,8 +22,37 @@ pub const BAR_COUNT: usize = 32;
 /// First BAR of outputs.
 const FIRST_OUTPUT_BAR: usize = 4;
 /// BARs reserved for intermediates, in the order used (eiln/anecc places the one
-/// intermediate buffer of v4.2.1 programs at BAR 3).
-const INTERMEDIATE_BARS: [usize; 2] = [3, 2];
+/// intermediate buffer of v4.2.1 programs at BAR 3; the current compiler's scratch is BAR 3).
+fn intermediate_bars(order: BarOrder) -> &'static [usize] {
+    match order {
+        BarOrder::OutputsThenInputs => &[3, 2],
+        BarOrder::SortedByName => &[3],
+    }
+}
+
+/// The BAR of each input, then of each output.
+fn io_bars(m: &Module, order: BarOrder) -> (Vec<usize>, Vec<usize>) {
+    let (ni, no) = (m.inputs.len(), m.outputs.len());
+    match order {
+        BarOrder::OutputsThenInputs => (
+            (FIRST_OUTPUT_BAR + no..FIRST_OUTPUT_BAR + no + ni).collect(),
+            (FIRST_OUTPUT_BAR..FIRST_OUTPUT_BAR + no).collect(),
+        ),
+        BarOrder::SortedByName => {
+            let base = |n: &str| n.strip_suffix("@output").unwrap_or(n).to_string();
+            let mut names: Vec<(String, usize)> =
+                m.inputs.iter().map(|p| base(&p.name)).enumerate().map(|(i, n)| (n, i)).collect();
+            names.extend(m.outputs.iter().map(|p| base(&p.name)).enumerate().map(|(i, n)| (n, ni + i)));
+            names.sort();
+            let mut bars = vec![0; ni + no];
+            for (rank, (_, k)) in names.iter().enumerate() {
+                bars[*k] = FIRST_OUTPUT_BAR + rank;
+            }
+            let outputs = bars.split_off(ni);
+            (bars, outputs)
+        }
+    }
+}
 /// Element type code of a tensor in the thread state and the stabs strings: the stabs
 /// type number of the element type in the catalog every v4.2.1 file carries
 /// (`int8:t2`, `uint8:t3`, `float16:t5`). Only fp16 (5) is seen on a bound tensor in the
@@ -96,17 +128,16 @@ fn bound(
 
 /// Binds every input, output and intermediate value of `m`; only the result of each
 /// group's last op lives in memory (fused results stay inside the engine).
-pub fn bind(m: &Module, groups: &[Group]) -> Result<Buffers, BackendError> {
+pub fn bind(m: &Module, groups: &[Group], order: BarOrder) -> Result<Buffers, BackendError> {
     let mut b = Buffers::default();
-    let out_bars = FIRST_OUTPUT_BAR..FIRST_OUTPUT_BAR + m.outputs.len();
-    let mut next_bar = out_bars.end;
-    for p in &m.inputs {
-        let (t, s) = bound(m, &p.name, p.value, &p.layout, TensorRole::Input, next_bar)?;
-        next_bar += 1;
+    let (in_bars, out_bars) = io_bars(m, order);
+    let next_bar = FIRST_OUTPUT_BAR + m.inputs.len() + m.outputs.len();
+    for (p, &bar) in m.inputs.iter().zip(&in_bars) {
+        let (t, s) = bound(m, &p.name, p.value, &p.layout, TensorRole::Input, bar)?;
         b.tensors.push(t);
         b.surfaces.insert(p.value, s);
     }
-    for (p, bar) in m.outputs.iter().zip(out_bars) {
+    for (p, &bar) in m.outputs.iter().zip(&out_bars) {
         if b.surfaces.contains_key(&p.value) {
             return Err(BackendError::Unsupported {
                 line: p.loc.line,
@@ -119,13 +150,19 @@ pub fn bind(m: &Module, groups: &[Group]) -> Result<Buffers, BackendError> {
         b.tensors.push(t);
         b.surfaces.insert(p.value, s);
     }
-    bind_intermediates(m, groups, &mut b, next_bar)?;
+    bind_intermediates(m, groups, &mut b, next_bar, intermediate_bars(order))?;
     b.state_order = state_order(&b.tensors, m.inputs.len());
     Ok(b)
 }
 
-fn bind_intermediates(m: &Module, groups: &[Group], b: &mut Buffers, mut next_bar: usize) -> Result<(), BackendError> {
-    let mut reserved = INTERMEDIATE_BARS.iter();
+fn bind_intermediates(
+    m: &Module,
+    groups: &[Group],
+    b: &mut Buffers,
+    mut next_bar: usize,
+    reserved: &[usize],
+) -> Result<(), BackendError> {
+    let mut reserved = reserved.iter();
     for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
         for &r in &op.results {
             if b.surfaces.contains_key(&r) {

@@ -65,6 +65,17 @@ pub struct OmittedRun {
     pub words: u32,
 }
 
+/// How inputs and outputs are numbered in the BAR table (BAR 0 is `__text`, 1 `__const`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BarOrder {
+    /// Outputs from BAR 4 in the network's order, then the inputs; intermediates at BARs
+    /// 3, 2, then after the inputs (v4.2.1).
+    OutputsThenInputs,
+    /// Inputs and outputs together, sorted by name, from BAR 4 (`x, y, z` -> 4, 5, 6);
+    /// every intermediate in BAR 3 (the current compiler).
+    SortedByName,
+}
+
 /// The values that differ between Apple's compiler generations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generation {
@@ -74,6 +85,11 @@ pub struct Generation {
     pub form: StreamForm,
     /// Word runs the sparse form omits when unused (empty for the dense form).
     pub omitted: &'static [OmittedRun],
+    /// BAR numbering of the bound tensors.
+    pub bars: BarOrder,
+    /// LogEvents bit of the first task (0x408 first, 0x400 middle, 0x422 last, 0x42a for a
+    /// single task in the current compiler; v4.2.1's single tasks have 0x422).
+    pub log_events_first: u64,
 }
 
 /// The kernel DMA's 16 coefficient base addresses and 16 buffer sizes: the current
@@ -83,11 +99,22 @@ const COEFF_ARRAYS: OmittedRun =
     OmittedRun { what: "kernel-DMA coefficient base addresses and sizes", register: 0x1F848, words: 32 };
 
 /// Apple's current compiler.
-pub const CURRENT: Generation =
-    Generation { compat: Compat::Current, form: StreamForm::Sparse, omitted: &[COEFF_ARRAYS] };
+pub const CURRENT: Generation = Generation {
+    compat: Compat::Current,
+    form: StreamForm::Sparse,
+    omitted: &[COEFF_ARRAYS],
+    bars: BarOrder::SortedByName,
+    log_events_first: 0x08,
+};
 
 /// Apple's v4.2.1 compiler.
-pub const V4_2: Generation = Generation { compat: Compat::V4_2, form: StreamForm::Dense, omitted: &[] };
+pub const V4_2: Generation = Generation {
+    compat: Compat::V4_2,
+    form: StreamForm::Dense,
+    omitted: &[],
+    bars: BarOrder::OutputsThenInputs,
+    log_events_first: 0,
+};
 
 #[cfg(test)]
 mod tests {

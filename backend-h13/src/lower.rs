@@ -217,6 +217,7 @@ mod tests {
 
     use super::*;
     use crate::buffers;
+    use crate::generation::BarOrder;
     use anec_ir::{Blob, DType, Location, Port, TensorType, ValueId};
 
     fn ints(v: &[i64]) -> Attr {
@@ -270,7 +271,7 @@ mod tests {
 
     fn lower_only(m: &Module) -> Result<Task, BackendError> {
         let groups = vec![Group { head: 0, goc: None, neuron: None }];
-        let bufs = buffers::bind(m, &groups)?;
+        let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs)?;
         lower_group(m, &groups[0], &bufs, &mut ConstSection::default())
     }
 
@@ -327,7 +328,7 @@ mod tests {
         let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2) }];
         let groups = h13_groups(&m, &generic);
         assert_eq!(groups, generic);
-        let bufs = buffers::bind(&m, &groups).unwrap();
+        let bufs = buffers::bind(&m, &groups, BarOrder::OutputsThenInputs).unwrap();
         let mut consts = ConstSection::default();
         let t = lower_group(&m, &groups[0], &bufs, &mut consts).unwrap();
         assert_eq!((t.engine, t.nonlinear, t.kernel.len()), (Engine::NeConv, Nonlinear::Relu, 3));
@@ -344,7 +345,9 @@ mod tests {
         m.ops[1].operands = vec![input];
         m.ops[1].attrs.insert("scale".into(), Attr::Float(0.5));
         let goc = Group { head: 1, goc: None, neuron: None };
-        let bufs = buffers::bind(&m, &[Group { head: 0, goc: None, neuron: None }, goc.clone()]).unwrap();
+        let bufs =
+            buffers::bind(&m, &[Group { head: 0, goc: None, neuron: None }, goc.clone()], BarOrder::OutputsThenInputs)
+                .unwrap();
         let t = lower_group(&m, &goc, &bufs, &mut ConstSection::default()).unwrap();
         assert_eq!((t.engine, t.kernel.len()), (Engine::NePass, 0));
         assert_eq!(t.vectors.bias, Some(crate::task::KernelChunk { offset: 0, size: 0x40 }));

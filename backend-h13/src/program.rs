@@ -38,7 +38,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         _ => return Err(BackendError::Several(unplaceable)),
     }
     let groups = lower::h13_groups(m, v.groups());
-    let bufs = buffers::bind(m, &groups)?;
+    let bufs = buffers::bind(m, &groups, opts.compat.data().bars)?;
     let mut consts = ConstSection::default();
     let tasks = lower_all(m, &groups, &bufs, &mut consts)?;
     if tasks.is_empty() {
@@ -52,7 +52,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let count = tasks.len() as u32;
     let mut images = Vec::with_capacity(tasks.len());
     for (i, t) in tasks.iter().enumerate() {
-        images.push(encode_task(t, ChainPos { index: i as u32, count })?);
+        images.push(encode_task(t, ChainPos { index: i as u32, count }, opts.compat.data())?);
     }
     let chain = chain::link(images, opts.compat)?;
     let (consts, const_symbols) = consts.finish();

@@ -21,15 +21,6 @@ pub enum Engine {
 }
 
 impl Engine {
-    /// The ENE value.
-    pub fn ene(self) -> u64 {
-        match self {
-            Engine::Pe => 0,
-            Engine::NePass => 1,
-            Engine::NeConv | Engine::NePool => 3,
-        }
-    }
-
     /// True for convolution tasks.
     pub fn is_conv(self) -> bool {
         self == Engine::NeConv

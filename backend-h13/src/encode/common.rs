@@ -75,8 +75,7 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 /// with two fields derived from the task:
 /// - ActiveNE = log2 of the NE count rounded up to a power of two (Apple's
 ///   `HandleCommonConfigTileAndTaskInfo` writes `RoundUpToNextPow2Log2(NumNeededNEs)`),
-///   one NE per kernel-DMA chunk (conv 3->3: three chunks, ActiveNE 2; tasks without a
-///   weight bank: one NE, ActiveNE 0).
+///   one NE per output channel, at most 16 ([`active_ne`]).
 /// - SmallSourceMode for windowed tasks whose source row fits one 16-byte L2 granule
 ///   (inferred: conv.hwx, Win 1, sets it; no wider Apple convolution is here).
 fn encode_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
@@ -103,8 +102,26 @@ fn small_source(t: &Task) -> bool {
     t.engine.windowed() && row <= L2_GRANULE
 }
 
-/// log2 of the NEs a task uses, rounded up to a power of two: one per weight chunk.
-fn active_ne(t: &Task) -> u64 {
-    let nes = if t.engine.is_conv() { t.kernel.len().max(1) } else { 1 };
-    u64::from(nes.next_power_of_two().trailing_zeros())
+/// Largest ActiveNE: the H13 has 16 NEs.
+const MAX_ACTIVE_NE: u32 = 4;
+
+/// log2 of the NEs a task spreads over: one per output channel the NE writes, rounded up
+/// to a power of two, at most 16 (every NE task of both generations' programs: relu and
+/// sigmoid with 1 channel 0, conv 3->3 2, 9 or more channels 4); 0 for planar-engine tasks.
+pub fn active_ne(t: &Task) -> u64 {
+    if !t.engine.uses_ne() {
+        return 0;
+    }
+    let channels = t.dest.ty.c.max(1);
+    u64::from(channels.next_power_of_two().trailing_zeros().min(MAX_ACTIVE_NE))
+}
+
+/// Header ENE: ActiveNE + 1 for NE tasks, 0 for planar-engine tasks (every task of both
+/// generations' programs).
+pub fn engine_enable(t: &Task) -> u64 {
+    if t.engine.uses_ne() {
+        active_ne(t) + 1
+    } else {
+        0
+    }
 }

@@ -16,6 +16,7 @@ mod tile_dma;
 pub use kernel_dma::{CHANNELS as KERNEL_CHANNELS, STREAM_BASE_WORDS};
 
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::task::Task;
 use crate::td::TdImage;
 
@@ -36,9 +37,9 @@ impl ChainPos {
 }
 
 /// Encodes one task at a position of the chain.
-pub fn encode_task(task: &Task, pos: ChainPos) -> Result<TdImage, BackendError> {
+pub fn encode_task(task: &Task, pos: ChainPos, gen: &Generation) -> Result<TdImage, BackendError> {
     let mut td = TdImage::new(&task.layer);
-    header::encode(&mut td, task, pos)?;
+    header::encode(&mut td, task, pos, gen)?;
     kernel_dma::encode(&mut td, task)?;
     common::encode(&mut td, task)?;
     tile_dma::encode_src(&mut td, task)?;

@@ -38,7 +38,7 @@ fn pool(mode: PoolMode, k: u32) -> Task {
 }
 
 fn encode(t: &Task) -> TdImage {
-    encode_task(t, ChainPos { index: 0, count: 1 }).unwrap()
+    encode_task(t, ChainPos { index: 0, count: 1 }, &crate::generation::V4_2).unwrap()
 }
 
 #[test]
@@ -51,7 +51,8 @@ fn max_pool_sets_the_max_bit_and_a_windowed_result() {
     assert_eq!(td.get("L2.ResultCfg.L2BfrMode"), Some(0));
     assert_eq!(td.get("TileDMADst.DMAConfig.L2BfrMode"), Some(0));
     assert_eq!(td.get("Common.GroupConvCfg.UnicastEn"), Some(1));
-    assert_eq!(td.get("aneTD.Header[8].ENE"), Some(3));
+    // Eight output channels: ActiveNE 3, ENE = ActiveNE + 1.
+    assert_eq!(td.get("aneTD.Header[8].ENE"), Some(4));
     assert_eq!((td.get("Common.ConvCfg.Kh"), td.get("Common.ConvCfg.Sy")), (Some(2), Some(2)));
     assert_eq!((td.get("Common.OutDim.Hout"), td.get("Common.InDim.Win")), (Some(14), Some(28)));
     // A 14 x 8-channel fp16 result: channel stride 32 bytes, row stride 8 channels.
