@@ -90,6 +90,21 @@ pub struct Generation {
     /// LogEvents bit of the first task (0x408 first, 0x400 middle, 0x422 last, 0x42a for a
     /// single task in the current compiler; v4.2.1's single tasks have 0x422).
     pub log_events_first: u64,
+    /// Planar-engine tasks write the idle words of the blocks they do not run: kernel-DMA
+    /// cache hints, NE KernelCfg.PalettizedBits 8 and MACCfg bit 20, tile-DMA word 0x1ac,
+    /// the destination's ZeroPad bits (v4.2.1 leaves them zero: sum.hwx).
+    pub pe_idle_words: bool,
+    /// Bytes written as the size of an idle kernel-DMA header stream (0x40, one unit, in
+    /// the current compiler; 0 in v4.2.1).
+    pub idle_stream_size: u64,
+    /// NE pass tasks write KernelFmt fp16 and BinaryPoint 0x1c as convolutions do.
+    pub pass_binary_point: bool,
+    /// Common.Cfg.AccDoubleBufEn of NE tasks.
+    pub acc_double_buffer: bool,
+    /// Common.Cfg (ShPref, ShMin, ShMax) of an NE pass task over one row, and over several.
+    pub pass_shared: [[u64; 3]; 2],
+    /// The tile DMA writes GroupStride (the depth stride) for each source and the result.
+    pub group_stride: bool,
 }
 
 /// The kernel DMA's 16 coefficient base addresses and 16 buffer sizes: the current
@@ -105,6 +120,12 @@ pub const CURRENT: Generation = Generation {
     omitted: &[COEFF_ARRAYS],
     bars: BarOrder::SortedByName,
     log_events_first: 0x08,
+    pe_idle_words: true,
+    idle_stream_size: 0x40,
+    pass_binary_point: true,
+    acc_double_buffer: false,
+    pass_shared: [[0, 0, 0], [0, 0, 3]],
+    group_stride: true,
 };
 
 /// Apple's v4.2.1 compiler.
@@ -114,6 +135,13 @@ pub const V4_2: Generation = Generation {
     omitted: &[],
     bars: BarOrder::OutputsThenInputs,
     log_events_first: 0,
+    pe_idle_words: false,
+    idle_stream_size: 0,
+    pass_binary_point: false,
+    acc_double_buffer: true,
+    // relu and sigmoid (one row); no several-row v4.2.1 pass task is known.
+    pass_shared: [[1, 0, 1], [1, 0, 1]],
+    group_stride: false,
 };
 
 #[cfg(test)]

@@ -137,7 +137,9 @@ fn compile() -> anec::Compiled {
 }
 
 fn tds(c: &anec::Compiled) -> Vec<TdImage> {
-    c.hwx.text.chunks(0x300).map(|b| TdImage::from_bytes(b).expect("a whole TD")).collect()
+    let tasks = anec_backend_h13::chain::read(&c.hwx.text, u64::from(c.hwx.td_words) + 1, c.hwx.td_count as usize)
+        .expect("the task chain reads");
+    tasks.into_iter().map(|t| t.task.image).collect()
 }
 
 fn field(td: &TdImage, name: &str) -> u64 {
@@ -150,8 +152,9 @@ fn mnist_compiles_to_five_tasks_with_fused_bias_and_relu() {
     let tds = tds(&c);
     assert_eq!(tds.len(), 5, "conv1+bias+relu, pool1, conv2+bias+relu, pool2, conv3+bias");
     let conv: Vec<&TdImage> = [0, 2, 4].iter().map(|&i| &tds[i]).collect();
-    for (td, (k, pad, hout)) in conv.iter().zip([(5, 2, 28), (5, 2, 14), (4, 0, 1)]) {
-        assert_eq!(field(td, "aneTD.Header[8].ENE"), 3);
+    // 8, 16 and 10 output channels: 8 and 16 NEs (ActiveNE 3, 4), ENE = ActiveNE + 1.
+    for (td, (k, pad, hout, ene)) in conv.iter().zip([(5, 2, 28, 4), (5, 2, 14, 5), (4, 0, 1, 5)]) {
+        assert_eq!(field(td, "aneTD.Header[8].ENE"), ene);
         assert_eq!((field(td, "Common.ConvCfg.Kh"), field(td, "Common.ConvCfg.Kw")), (k, k));
         assert_eq!((field(td, "Common.ConvCfg.Py"), field(td, "Common.ConvCfg.Px")), (pad, pad));
         assert_eq!(field(td, "Common.OutDim.Hout"), hout);

@@ -1,6 +1,7 @@
 //! The Common block: dimensions, formats, convolution geometry, task configuration.
 
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::task::{Engine, Task};
 use crate::td::TdImage;
 use anec_ir::DType;
@@ -25,7 +26,7 @@ pub fn fmt_code(dtype: DType) -> Result<u64, BackendError> {
 }
 
 /// Writes the block.
-pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     encode_dims(td, t)?;
     encode_conv(td, t)?;
     td.set_unnamed(0x148, WORD_148)?;
@@ -33,7 +34,7 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     if t.engine == Engine::Pe {
         td.set_unnamed(0x154, WORD_154_PE)?;
     }
-    encode_cfg(td, t)?;
+    encode_cfg(td, t, gen)?;
     td.set("Common.TaskInfo.NID", u64::from(t.engine.uses_ne()))
 }
 
@@ -78,11 +79,13 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 ///   one NE per output channel, at most 16 ([`active_ne`]).
 /// - SmallSourceMode for windowed tasks whose source row fits one 16-byte L2 granule
 ///   (inferred: conv.hwx, Win 1, sets it; no wider Apple convolution is here).
-fn encode_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
-    let (pref, min, max, double_buf, unnamed) = match t.engine {
-        Engine::NePass => (1, 0, 1, 1, CFG_UNNAMED_NE),
-        Engine::NeConv | Engine::NePool => (4, 4, 4, 1, CFG_UNNAMED_NE),
-        Engine::Pe => (0, 0, 0, 0, CFG_UNNAMED_PE),
+fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
+    let double_buf = u64::from(gen.acc_double_buffer);
+    let rows = usize::from(t.dest.ty.h > 1);
+    let ([pref, min, max], double_buf, unnamed) = match t.engine {
+        Engine::NePass => (gen.pass_shared[rows], double_buf, CFG_UNNAMED_NE),
+        Engine::NeConv | Engine::NePool => ([4, 4, 4], double_buf, CFG_UNNAMED_NE),
+        Engine::Pe => ([0, 0, 0], 0, CFG_UNNAMED_PE),
     };
     td.set("Common.Cfg.SmallSourceMode", u64::from(small_source(t)))?;
     td.set("Common.Cfg.ShPref", pref)?;
@@ -102,8 +105,14 @@ fn small_source(t: &Task) -> bool {
     t.engine.windowed() && row <= L2_GRANULE
 }
 
-/// Largest ActiveNE: the H13 has 16 NEs.
-const MAX_ACTIVE_NE: u32 = 4;
+/// The number of NEs.
+const NES: u32 = 16;
+
+/// The NEs a task writing `channels` output channels spreads over: one per channel,
+/// rounded up to a power of two, at most all 16.
+pub fn ne_count(channels: u32) -> u32 {
+    channels.max(1).next_power_of_two().min(NES)
+}
 
 /// log2 of the NEs a task spreads over: one per output channel the NE writes, rounded up
 /// to a power of two, at most 16 (every NE task of both generations' programs: relu and
@@ -112,8 +121,7 @@ pub fn active_ne(t: &Task) -> u64 {
     if !t.engine.uses_ne() {
         return 0;
     }
-    let channels = t.dest.ty.c.max(1);
-    u64::from(channels.next_power_of_two().trailing_zeros().min(MAX_ACTIVE_NE))
+    u64::from(ne_count(t.dest.ty.c).trailing_zeros())
 }
 
 /// Header ENE: ActiveNE + 1 for NE tasks, 0 for planar-engine tasks (every task of both

@@ -15,6 +15,7 @@
 
 use super::{set_units, set_unnamed_units};
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::task::Task;
 use crate::td::TdImage;
 
@@ -36,9 +37,16 @@ pub const STREAM_BASE_WORDS: [u16; 4] = [0x104, 0x108, 0x10C, 0x110];
 /// Size words of the header streams (64-byte units at bit 6, as CoeffBfrSize).
 const STREAM_SIZE_WORDS: [u16; 4] = [0x114, 0x118, 0x11C, 0x120];
 
-/// Writes the block; it stays all zero for planar-engine-only tasks, as Apple leaves it.
-pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+/// Writes the block. A planar-engine task writes only the idle cache hints and stream
+/// sizes, and only in the generations that write idle words (v4.2.1 leaves it zero).
+pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     if !t.engine.uses_ne() {
+        if gen.pe_idle_words {
+            for i in 0..CHANNELS {
+                td.set(&format!("KernelDMASrc.CoeffDMAConfig[{i}].CacheHint"), CACHE_HINT)?;
+            }
+            idle_streams(td, gen)?;
+        }
         return Ok(());
     }
     if t.kernel.len() > CHANNELS {
@@ -50,15 +58,22 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     for i in 0..CHANNELS {
         encode_channel(td, t, i)?;
     }
-    for w in STREAM_CONFIG_WORDS {
-        td.set_unnamed(w, STREAM_IDLE_CONFIG)?;
-    }
+    idle_streams(td, gen)?;
     for (i, chunk) in t.vectors.streams().iter().enumerate() {
         if let Some(c) = chunk {
             td.set_unnamed(STREAM_CONFIG_WORDS[i], STREAM_IDLE_CONFIG | STREAM_ENABLE)?;
             set_unnamed_units(td, STREAM_BASE_WORDS[i], c.offset, 6, 26)?;
             set_unnamed_units(td, STREAM_SIZE_WORDS[i], c.size, 6, 26)?;
         }
+    }
+    Ok(())
+}
+
+/// The four header streams, idle: CacheHint 2 and the generation's idle size.
+fn idle_streams(td: &mut TdImage, gen: &Generation) -> Result<(), BackendError> {
+    for (cfg, size) in STREAM_CONFIG_WORDS.iter().zip(STREAM_SIZE_WORDS) {
+        td.set_unnamed(*cfg, STREAM_IDLE_CONFIG)?;
+        set_unnamed_units(td, size, gen.idle_stream_size, 6, 26)?;
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 use super::set_unnamed_units;
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::layout::{round_up, L2Region};
 use crate::task::{PoolMode, Surface, Task};
 use crate::td::TdImage;
@@ -23,7 +24,7 @@ fn region(s: &Surface, base: u64) -> L2Region {
 }
 
 /// Writes the block.
-pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+pub fn encode(td: &mut TdImage, t: &Task, _gen: &Generation) -> Result<(), BackendError> {
     let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
     match t.pool {
         Some(PoolMode::Avg) => td.set("L2.L2Cfg.PaddingMode", PADDING_MODE_AVG_POOL)?,

@@ -40,13 +40,13 @@ impl ChainPos {
 pub fn encode_task(task: &Task, pos: ChainPos, gen: &Generation) -> Result<TdImage, BackendError> {
     let mut td = TdImage::new(&task.layer);
     header::encode(&mut td, task, pos, gen)?;
-    kernel_dma::encode(&mut td, task)?;
-    common::encode(&mut td, task)?;
-    tile_dma::encode_src(&mut td, task)?;
-    l2::encode(&mut td, task)?;
+    kernel_dma::encode(&mut td, task, gen)?;
+    common::encode(&mut td, task, gen)?;
+    tile_dma::encode_src(&mut td, task, gen)?;
+    l2::encode(&mut td, task, gen)?;
     pe::encode(&mut td, task)?;
-    ne::encode(&mut td, task)?;
-    tile_dma::encode_dst(&mut td, task)?;
+    ne::encode(&mut td, task, gen)?;
+    tile_dma::encode_dst(&mut td, task, gen)?;
     Ok(td)
 }
 

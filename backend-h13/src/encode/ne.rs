@@ -7,6 +7,7 @@
 //! `SetNEBias`, bit 14 (PostScaleMode) and NE.PostScale by `SetNEPostScale`.
 
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::task::{Engine, PoolMode, Task};
 use crate::td::TdImage;
 use anec_ir::DType;
@@ -30,15 +31,19 @@ const KERNEL_MODE_UNITY: u64 = 1;
 const ONE_F16: u64 = 0x3C00;
 
 /// Writes the block for NE tasks; PE tasks leave it zero as Apple does.
-pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     if !t.engine.uses_ne() {
+        if gen.pe_idle_words {
+            td.set("NE.KernelCfg.PalettizedBits", PALETTIZED_BITS)?;
+            td.set_unnamed_bits(0x244, MACCFG_ARG_OUTPUT_DEFAULT)?;
+        }
         return Ok(());
     }
     if let Some(fmt) = t.kernel_fmt {
         td.set("NE.KernelCfg.KernelFmt", kernel_fmt(fmt)?)?;
     }
     td.set("NE.KernelCfg.PalettizedBits", PALETTIZED_BITS)?;
-    encode_mac(td, t)?;
+    encode_mac(td, t, gen)?;
     td.set("NE.MACCfg.NonlinearMode", t.nonlinear.mode())?;
     td.set_unnamed_bits(0x244, MACCFG_ARG_OUTPUT_DEFAULT)?;
     encode_bias(td, t)?;
@@ -49,7 +54,7 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 }
 
 /// OpMode, KernelMode, BinaryPoint and the max-pool bit of each engine path.
-fn encode_mac(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+fn encode_mac(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     match t.engine {
         Engine::NeConv => {
             td.set("NE.MACCfg.OpMode", OPMODE_CONV)?;
@@ -65,6 +70,10 @@ fn encode_mac(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
             Ok(())
         }
         Engine::NePass | Engine::Pe => {
+            if gen.pass_binary_point {
+                td.set("NE.KernelCfg.KernelFmt", kernel_fmt(DType::F16)?)?;
+                td.set("NE.MACCfg.BinaryPoint", CONV_BINARY_POINT)?;
+            }
             td.set("NE.MACCfg.OpMode", OPMODE_PASS)?;
             td.set("NE.MACCfg.KernelMode", KERNEL_MODE_UNITY)
         }

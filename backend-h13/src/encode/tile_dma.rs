@@ -4,6 +4,7 @@
 use super::common::fmt_code;
 use super::set_units;
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::task::{Surface, Task};
 use crate::td::TdImage;
 
@@ -32,7 +33,7 @@ fn set_layout(td: &mut TdImage, block: &str, strides: [&str; 3], s: &Surface) ->
 }
 
 /// Writes the source block.
-pub fn encode_src(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
     td.set("TileDMASrc.DMAConfig.En", 1)?;
     td.set("TileDMASrc.DMAConfig.CacheHint", 2)?;
@@ -40,11 +41,14 @@ pub fn encode_src(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 0xC)?;
     set_layout(td, "TileDMASrc", SRC_STRIDES, src)?;
     td.set("TileDMASrc.Fmt.Interleave", 1)?;
+    if gen.group_stride {
+        set_units(td, "TileDMASrc.GroupStride.Stride", src.strides.depth, 64)?;
+    }
     match t.sources.get(1) {
-        Some(src2) => encode_src2(td, src2)?,
+        Some(src2) => encode_src2(td, src2, gen)?,
         None => td.set_unnamed(0x170, SRC2_CFG_IDLE)?,
     }
-    if t.engine.uses_ne() {
+    if t.engine.uses_ne() || gen.pe_idle_words {
         td.set_unnamed(0x1AC, WORD_1AC_NE)?;
     }
     Ok(())
@@ -52,9 +56,12 @@ pub fn encode_src(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 
 /// The second source lives in unnamed words 0x170 (config), 0x188..0x194 (base, row,
 /// plane, depth strides, raw bytes at bit 6) and 0x1A8 (format).
-fn encode_src2(td: &mut TdImage, s: &Surface) -> Result<(), BackendError> {
+fn encode_src2(td: &mut TdImage, s: &Surface, gen: &Generation) -> Result<(), BackendError> {
     td.set_unnamed(0x170, SRC2_CFG_USED)?;
-    let strides = [(0x18C, s.strides.row), (0x190, s.strides.plane), (0x194, s.strides.depth)];
+    let mut strides = vec![(0x18C, s.strides.row), (0x190, s.strides.plane), (0x194, s.strides.depth)];
+    if gen.group_stride {
+        strides.push((0x198, s.strides.depth));
+    }
     for (offset, bytes) in strides {
         super::set_unnamed_units(td, offset, bytes, 6, 26)?;
     }
@@ -63,13 +70,16 @@ fn encode_src2(td: &mut TdImage, s: &Surface) -> Result<(), BackendError> {
 }
 
 /// Writes the destination block.
-pub fn encode_dst(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let d = &t.dest;
     td.set("TileDMADst.DMAConfig.En", 1)?;
     td.set("TileDMADst.DMAConfig.CacheHint", 3)?;
     td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(!t.engine.windowed()))?;
     set_layout(td, "TileDMADst", DST_STRIDES, d)?;
-    let pad = u64::from(t.engine.uses_ne());
+    if gen.group_stride {
+        set_units(td, "TileDMADst.GroupStride.GroupStride", d.strides.depth, 64)?;
+    }
+    let pad = u64::from(t.engine.uses_ne() || gen.pe_idle_words);
     td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;
     td.set("TileDMADst.Fmt.ZeroPadFirst", pad)?;
     td.set("TileDMADst.Fmt.Interleave", 1)

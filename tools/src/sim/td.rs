@@ -198,7 +198,7 @@ const HEADER_IGNORED: [&str; 8] = [
 ];
 
 /// Header fields of unknown effect, with the one value every Apple program holds.
-const HEADER_FIXED: [(&str, u64); 19] = [
+const HEADER_FIXED: [(&str, u64); 18] = [
     ("aneTD.Header[6].DisallowAbort", 0),
     ("aneTD.Header[6].TDSkip", 0),
     ("aneTD.Header[6].KPC", 0),
@@ -213,7 +213,6 @@ const HEADER_FIXED: [(&str, u64); 19] = [
     ("aneTD.Header[6].DstLoc", 1),
     ("aneTD.Header[6].TQDis", 0),
     ("aneTD.Header[8].TBase", 0),
-    ("aneTD.Header[8].TBE", 0),
     ("aneTD.Header[9].KBase1", 0),
     ("aneTD.Header[9].KBE1", 0),
     ("aneTD.Header[9].KBase2", 0),
@@ -255,6 +254,9 @@ pub fn header(r: &mut Reader) -> Result<Header, SimError> {
     for (name, v) in HEADER_FIXED {
         r.fixed(name, &[v])?;
     }
+    // TBE names __text (TBase 0) as the base of NextPointer on every task but the last
+    // (the current compiler); v4.2.1 leaves it clear.
+    r.fixed("aneTD.Header[8].TBE", &[0, 1])?;
     r.fixed("aneTD.Header[9].KBase3", &[0])?;
     r.fixed("aneTD.Header[9].KBE3", &[0])?;
     let link = Link { end: r.get("aneTD.Header[0].EON")? == 1, next: r.get("aneTD.Header[7].NextPointer")? };
@@ -262,7 +264,9 @@ pub fn header(r: &mut Reader) -> Result<Header, SimError> {
     let src0 = bar(r, "aneTD.Header[8].RBase0", "aneTD.Header[8].RBE0", &[1])?;
     let src1 = bar(r, "aneTD.Header[8].RBase1", "aneTD.Header[8].RBE1", &[0, 1])?;
     let dest = bar(r, "aneTD.Header[8].WBase", "aneTD.Header[8].WBE", &[1])?.unwrap_or(0);
-    let ene = r.fixed("aneTD.Header[8].ENE", &[0, 1, 3])?;
+    // ENE: 0 for a planar-engine task, ActiveNE + 1 for an NE task (checked against
+    // Common.Cfg.ActiveNE when the Common block is read).
+    let ene = r.fixed("aneTD.Header[8].ENE", &[0, 1, 2, 3, 4, 5])?;
     let kbar = bar(r, "aneTD.Header[9].KBase0", "aneTD.Header[9].KBE0", &[0, 1])?;
     Ok(Header { link, next_size, sources: [src0, src1], dest, ene, kbar })
 }
@@ -340,7 +344,7 @@ pub fn common(r: &mut Reader, pe: bool, two_sources: bool) -> Result<Common, Sim
             "only one tile of the whole output height (Hout) is modelled",
         ));
     }
-    common_config(r, pe)?;
+    common_config(r, pe, two_sources)?;
     Ok(Common { in_dims, out_dims, in_fmt: [in_fmt, in_fmt2], out_fmt, window, ocg_size, groups, unicast })
 }
 
@@ -359,9 +363,15 @@ fn window(r: &mut Reader) -> Result<Window, SimError> {
 }
 
 /// Common.Cfg, TaskInfo, DPE and the unnamed Common words.
-fn common_config(r: &mut Reader, pe: bool) -> Result<(), SimError> {
-    for name in ["SmallSourceMode", "ShPref", "ShMin", "ShMax", "ActiveNE", "AccDoubleBufEn"] {
+fn common_config(r: &mut Reader, pe: bool, two_sources: bool) -> Result<(), SimError> {
+    // Scheduling hints: they change how the work is spread, not what it computes.
+    for name in ["SmallSourceMode", "ShPref", "ShMin", "ShMax", "AccDoubleBufEn"] {
         r.ignore(&format!("Common.Cfg.{name}"))?;
+    }
+    let active = r.get("Common.Cfg.ActiveNE")?;
+    let ene = r.get("aneTD.Header[8].ENE")?;
+    if !pe && ene != active + 1 {
+        return Err(r.err("aneTD.Header[8].ENE", ene, format!("an NE task's ENE is ActiveNE + 1 = {}", active + 1)));
     }
     for name in ["TaskID", "TaskQ", "NID"] {
         r.ignore(&format!("Common.TaskInfo.{name}"))?;
@@ -370,13 +380,30 @@ fn common_config(r: &mut Reader, pe: bool) -> Result<(), SimError> {
     r.fixed("Common.Cfg.ContextSwitchOut", &[0])?;
     r.fixed("Common.DPE.Category", &[0])?;
     r.fixed_word(0x148, u32::MAX, &[0x2041], "kernel-common record")?;
-    let (w154, cfg) = if pe { (4, 0x33) } else { (0, 0x1) };
-    r.fixed_word(0x154, u32::MAX, &[w154], "engine-path word")?;
+    if pe {
+        // The planar engine's tile shape (log2 rows << 4 | log2 columns): how the work is
+        // cut, not what it computes.
+        r.word(0x154, u32::MAX);
+    } else {
+        r.fixed_word(0x154, u32::MAX, &[0], "planar-engine tile word of an NE task")?;
+    }
     let v = r.other_bits(0x15C);
-    if v != cfg {
-        return Err(r.err("word 0x15c unnamed bits", v.into(), format!("{cfg:#x} is modelled for this engine path")));
+    let cfg = cfg_unnamed(pe, two_sources);
+    if !cfg.contains(&v) {
+        return Err(r.err("word 0x15c unnamed bits", v.into(), format!("{cfg:#x?} is modelled for this engine path")));
     }
     Ok(())
+}
+
+/// The unnamed bits of Common.Cfg: bit 0 always; on planar-engine tasks bit 1 when the
+/// second operand comes from DRAM, and the operation class in bits 4..6 (2 one operand,
+/// 3 two operands, 4 an operand broadcast from L2).
+fn cfg_unnamed(pe: bool, two_sources: bool) -> Vec<u32> {
+    match (pe, two_sources) {
+        (false, _) => vec![0x1],
+        (true, false) => vec![0x21],
+        (true, true) => vec![0x33, 0x43],
+    }
 }
 
 /// Decodes TD `index` at the start of `bytes`: the task and where the chain goes.

@@ -62,7 +62,9 @@ pub fn tiles(r: &mut Reader, h: &Header, c: &Common, pe: bool) -> Result<(Vec<Ti
     if let Some(bar) = h.sources[1] {
         sources.push(source2(r, bar, c.in_fmt[1])?);
     }
-    r.fixed_word(0x1AC, u32::MAX, &[if pe { 0 } else { 0x100 }], "engine-path word")?;
+    // 0x100 whenever the NE runs; the current compiler writes it in planar-engine tasks too.
+    let allowed: &[u32] = if pe { &[0, 0x100] } else { &[0x100] };
+    r.fixed_word(0x1AC, u32::MAX, allowed, "engine-path word")?;
     Ok((sources, dest(r, h, c)?))
 }
 
@@ -74,18 +76,20 @@ fn source1(r: &mut Reader, h: &Header, c: &Common) -> Result<Tile, SimError> {
         r.ignore(&format!("TileDMASrc.DMAConfig.{hint}"))?;
     }
     r.word(0x170, SRC2_CACHE_HINTS);
-    r.fixed("TileDMASrc.GroupStride.Stride", &[0])?;
     for i in 0..4 {
         r.fixed(&format!("TileDMASrc.PixelOffset[{i}].Offset"), &[0])?;
     }
-    Ok(Tile {
+    let t = Tile {
         bar: h.sources[0].unwrap_or(0),
         base: base64(r, "TileDMASrc.BaseAddr.Addr")?,
         row: units64(r, "TileDMASrc.RowStride.Stride")?,
         plane: units64(r, "TileDMASrc.PlaneStride.PlaneStride")?,
         depth: units64(r, "TileDMASrc.DepthStride.Stride")?,
         fmt: tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt")?,
-    })
+    };
+    let group = units64(r, "TileDMASrc.GroupStride.Stride")?;
+    group_stride(r, "TileDMASrc.GroupStride.Stride", group, t.depth)?;
+    Ok(t)
 }
 
 fn source2(r: &mut Reader, bar: u8, fmt: Fmt) -> Result<Tile, SimError> {
@@ -96,14 +100,17 @@ fn source2(r: &mut Reader, bar: u8, fmt: Fmt) -> Result<Tile, SimError> {
     };
     let meaning = "second-source format word (Truncate 3, MemFmt = ChCfg bits 3:2)";
     r.fixed_word(0x1A8, u32::MAX, &[0x30 | (code << 12)], meaning)?;
-    Ok(Tile {
+    let t = Tile {
         bar,
         base: i64::from(r.word(0x188, DRAM_MASK)),
         row: raw_stride(r, 0x18C),
         plane: raw_stride(r, 0x190),
         depth: raw_stride(r, 0x194),
         fmt,
-    })
+    };
+    let group = raw_stride(r, 0x198);
+    group_stride(r, "word 0x198 (second-source group stride)", group, t.depth)?;
+    Ok(t)
 }
 
 fn dest(r: &mut Reader, h: &Header, c: &Common) -> Result<Tile, SimError> {
@@ -111,19 +118,31 @@ fn dest(r: &mut Reader, h: &Header, c: &Common) -> Result<Tile, SimError> {
     r.fixed("TileDMADst.DMAConfig.CrH", &[0])?;
     r.fixed("TileDMADst.DMAConfig.BypassEOW", &[0])?;
     r.ignore("TileDMADst.DMAConfig.CacheHint")?;
-    r.fixed("TileDMADst.GroupStride.GroupStride", &[0])?;
     r.fixed("TileDMADst.Fmt.CmpVecFill", &[0])?;
     // Whether the row ends are zero-filled touches no element the program reads back.
     r.ignore("TileDMADst.Fmt.ZeroPadLast")?;
     r.ignore("TileDMADst.Fmt.ZeroPadFirst")?;
-    Ok(Tile {
+    let t = Tile {
         bar: h.dest,
         base: base64(r, "TileDMADst.BaseAddr.Addr")?,
         row: units64(r, "TileDMADst.RowStride.RowStride")?,
         plane: units64(r, "TileDMADst.PlaneStride.PlaneStride")?,
         depth: units64(r, "TileDMADst.DepthStride.DepthStride")?,
         fmt: tile_fmt(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt")?,
-    })
+    };
+    let group = units64(r, "TileDMADst.GroupStride.GroupStride")?;
+    group_stride(r, "TileDMADst.GroupStride.GroupStride", group, t.depth)?;
+    Ok(t)
+}
+
+/// A group stride: the stride between groups of depth slices. Every modelled tensor is one
+/// group, so the stride moves nothing; it must be 0 (v4.2.1) or the depth stride (the
+/// current compiler writes the tensor's depth stride).
+fn group_stride(r: &Reader, field: &str, group: i64, depth: i64) -> Result<(), SimError> {
+    if group == 0 || group == depth {
+        return Ok(());
+    }
+    Err(r.err(field, group as u64, format!("only 0 or the depth stride ({depth:#x}) is modelled (one group)")))
 }
 
 /// The L2 block as the simulator uses it.

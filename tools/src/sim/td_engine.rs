@@ -29,6 +29,10 @@ const STREAM_CACHE_HINT: u32 = 0x3C0;
 const MAX_POOL_BIT: u32 = 1 << 19;
 const ARG_OUTPUT_SELECT: u32 = 0x7 << 20;
 /// Every NE field, for the planar-engine path, where the block must be zero.
+/// MACCfg.OpMode of the pass path and of the multiply-accumulate path.
+const OPMODE_PASS: u64 = 4;
+const OPMODE_MAC: u64 = 0;
+
 const NE_FIELDS: [&str; 17] = [
     "NE.KernelCfg.KernelFmt",
     "NE.KernelCfg.PalettizedEn",
@@ -134,9 +138,12 @@ fn elementwise_shape(r: &Reader, c: &Common, path: &str) -> Result<(), SimError>
 
 fn pe(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma) -> Result<PeTask, SimError> {
     for name in NE_FIELDS {
-        r.fixed(name, &[0])?;
+        // The current compiler writes the idle PalettizedBits (8) in planar-engine tasks.
+        let idle: &[u64] = if name == "NE.KernelCfg.PalettizedBits" { &[0, 8] } else { &[0] };
+        r.fixed(name, idle)?;
     }
-    r.fixed_word(0x244, MAX_POOL_BIT | ARG_OUTPUT_SELECT, &[0], "MACCfg unnamed bits of a planar-engine task")?;
+    // The current compiler writes the NE's idle ArgOutputSelect default in planar-engine tasks.
+    r.fixed_word(0x244, MAX_POOL_BIT | ARG_OUTPUT_SELECT, &[0, 1 << 20], "MACCfg unnamed bits of a planar-engine task")?;
     if k.any() {
         return Err(r.err("KernelDMASrc", 1, "kernel DMA with the planar engine (ENE 0) is not modelled"));
     }
@@ -212,11 +219,11 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
         return Err(r.err("aneTD.Header[8].RBE1", 1, "a second source with the NE (ENE 1 or 3) is not modelled"));
     }
     let m = mac_cfg(r)?;
-    let want = if h.ene == 1 { 4 } else { 0 };
-    if m.op_mode != want {
-        return Err(r.err("NE.MACCfg.OpMode", m.op_mode, format!("ENE {} is modelled with OpMode {want}", h.ene)));
+    if m.op_mode != OPMODE_PASS && m.op_mode != OPMODE_MAC {
+        let reason = "OpMode 4 (pass) and 0 (multiply-accumulate) are modelled";
+        return Err(r.err("NE.MACCfg.OpMode", m.op_mode, reason));
     }
-    if h.ene == 1 {
+    if m.op_mode == OPMODE_PASS {
         if !m.unity {
             return Err(r.err("NE.MACCfg.KernelMode", 0, "the pass path (OpMode 4) is modelled with the unity kernel"));
         }
@@ -246,13 +253,17 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
 
 /// KernelMode 1: a per-channel window sum (or maximum with MaxPoolMode).
 fn unity_mac(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
-    let rules: [(&str, u64, u64); 5] = [
+    let rules: [(&str, u64, u64); 4] = [
         ("Common.GroupConvCfg.UnicastEn", u64::from(c.unicast), 1),
         ("Common.GroupConvCfg.NumGroups", c.groups as u64, 1),
         ("Common.ConvCfg.OCGSize", c.ocg_size.into(), 0),
-        ("NE.KernelCfg.KernelFmt", m.kernel_fmt, 0),
         ("Common.Cout.Cout", c.out_dims.c as u64, c.in_dims.c as u64),
     ];
+    // No kernel is read: the declared format (0 in v4.2.1, fp16 in the current compiler)
+    // changes nothing.
+    if m.kernel_fmt != 0 && m.kernel_fmt != 2 {
+        return Err(r.err("NE.KernelCfg.KernelFmt", m.kernel_fmt, "the unity kernel is modelled with 0 or 2"));
+    }
     for (field, v, want) in rules {
         if v != want {
             return Err(r.err(field, v, format!("the unity kernel (KernelMode 1) is modelled with {want} only")));
@@ -311,15 +322,24 @@ fn nonlinear(r: &Reader, k: &KernelDma, m: &MacCfg) -> Result<Nonlinear, SimErro
         0 => Ok(Nonlinear::None),
         1 => Ok(Nonlinear::Relu),
         _ if !m.unity => Err(r.err("NE.MACCfg.NonlinearMode", 2, "a table with a convolution kernel is not modelled")),
-        _ => match k.chunks.iter().skip(1).position(Option::is_some) {
-            Some(i) => {
-                Err(r.err(format!("KernelDMASrc.CoeffDMAConfig[{}].En", i + 1), 1, "only channel 0 holds a table"))
-            }
-            None => k.chunks[0]
-                .map(Nonlinear::Table)
-                .ok_or_else(|| r.err("KernelDMASrc.CoeffDMAConfig[0].En", 0, "NonlinearMode 2 reads its table here")),
-        },
+        _ => table_channels(r, k).map(Nonlinear::Table),
     }
+}
+
+/// The table of NonlinearMode 2: each NE the task runs on loads it through its own
+/// coefficient channel, so channels 0..n (n a power of two) hold the same table.
+fn table_channels(r: &Reader, k: &KernelDma) -> Result<Stream, SimError> {
+    let table = k.chunks[0]
+        .ok_or_else(|| r.err("KernelDMASrc.CoeffDMAConfig[0].En", 0, "NonlinearMode 2 reads its table here"))?;
+    let n = k.chunks.iter().take_while(|c| c.is_some()).count();
+    for (i, c) in k.chunks.iter().enumerate() {
+        let expected = i < n;
+        if c.is_some() != expected || c.is_some_and(|s| s != table) || !n.is_power_of_two() {
+            let reason = "channels 0..n (a power of two) hold the same table, the others none";
+            return Err(r.err(format!("KernelDMASrc.CoeffDMAConfig[{i}].En"), u64::from(c.is_some()), reason));
+        }
+    }
+    Ok(table)
 }
 
 type Streams = (Option<(f32, Stream)>, Option<Stream>);
