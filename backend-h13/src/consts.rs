@@ -47,10 +47,15 @@ impl ConstSection {
     }
 
     /// Adds an activation table, named `K<sha256>`.
-    pub fn add_table(&mut self, table: &[u8]) -> KernelChunk {
+    /// Adds an activation table read by `nes` NEs, named `K<sha256>`: every NE's channel
+    /// reads the one table, and the section reserves a table's room per NE after it, zero
+    /// (the current corpus: 16 NEs 2 KiB, 8 NEs 1 KiB; v4.2.1's sigmoid, 1 NE, 0x80).
+    pub fn add_table(&mut self, table: &[u8], nes: u32) -> KernelChunk {
         let name = hash_name(&[table.to_vec()]);
         let k = self.push(table);
         self.symbols.push(ConstSymbol { name: format!("K{name}"), offset: k.offset });
+        let room = table.len() * nes.max(1) as usize;
+        self.bytes.resize(k.offset as usize + room, 0);
         k
     }
 

@@ -103,8 +103,15 @@ pub struct Generation {
     pub acc_double_buffer: bool,
     /// Common.Cfg (ShPref, ShMin, ShMax) of an NE pass task over one row, and over several.
     pub pass_shared: [[u64; 3]; 2],
-    /// The tile DMA writes GroupStride (the depth stride) for each source and the result.
+    /// The tile DMA writes GroupStride (the batch stride) for each source and the result.
     pub group_stride: bool,
+    /// A scalar gain/offset that is not fused into a convolution runs on the planar engine
+    /// (its BiasScale word; the current compiler's `mul`/`add`/`sub` by a scalar) rather
+    /// than as an NE pass (inferred for v4.2.1, which has no such program).
+    pub scalar_affine_on_pe: bool,
+    /// Convolution sources get the NE's L2 row padding (the current compiler: 64x8x8 ->
+    /// 0x430); v4.2.1's conv 3->3 has none.
+    pub conv_source_pad: bool,
 }
 
 /// The kernel DMA's 16 coefficient base addresses and 16 buffer sizes: the current
@@ -126,6 +133,8 @@ pub const CURRENT: Generation = Generation {
     acc_double_buffer: false,
     pass_shared: [[0, 0, 0], [0, 0, 3]],
     group_stride: true,
+    scalar_affine_on_pe: true,
+    conv_source_pad: true,
 };
 
 /// Apple's v4.2.1 compiler.
@@ -142,6 +151,8 @@ pub const V4_2: Generation = Generation {
     // relu and sigmoid (one row); no several-row v4.2.1 pass task is known.
     pass_shared: [[1, 0, 1], [1, 0, 1]],
     group_stride: false,
+    scalar_affine_on_pe: false,
+    conv_source_pad: false,
 };
 
 #[cfg(test)]

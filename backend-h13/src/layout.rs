@@ -64,26 +64,30 @@ pub struct L2Region {
     pub channel: u64,
     /// Between rows (all channels of one row).
     pub row: u64,
-    /// Whole region (rows times row stride, before padding).
+    /// One unpadded row: the C channels of one H position.
     pub plane: u64,
     /// Bytes the region occupies.
     pub size: u64,
 }
 
-/// L2 row strides that are a multiple of this are padded by [`L2_ROW_PAD`]; inferred from
-/// Apple's 64-channel two-input programs (row 0x400 written as 0x420), see
-/// `docs/conformance.md`.
-pub const L2_ROW_PAD_EVERY: u64 = 0x400;
-/// Padding added to such rows.
-pub const L2_ROW_PAD: u64 = 0x20;
+/// Bytes of one L2 granule: channel strides are whole granules.
+pub const L2_GRANULE: u64 = 16;
 
 impl L2Region {
-    /// The L2 region of a `c` x `h` x `w` tensor starting at `base`.
-    pub fn new(base: u64, c: u32, h: u32, w: u32, dtype: DType) -> L2Region {
-        let channel = round_up(u64::from(w) * dtype.size() as u64, 16);
-        let plane_row = channel * u64::from(c);
-        let row = if plane_row.is_multiple_of(L2_ROW_PAD_EVERY) { plane_row + L2_ROW_PAD } else { plane_row };
-        L2Region { base, channel, row, plane: plane_row * u64::from(h), size: row * u64::from(h) }
+    /// The L2 region of a `c` x `h` x `w` tensor starting at `base`, with the channel
+    /// stride of its rows capped at `cap` bytes (a streamed row is cut into pieces of at
+    /// most `cap`) and `pad` bytes after each row (so that successive rows start in other
+    /// L2 banks; the rules are in `encode/l2.rs`). `plane` is one unpadded row: C channels.
+    pub fn new(base: u64, c: u32, h: u32, w: u32, dtype: DType, cap: u64, pad: u64) -> L2Region {
+        let channel = round_up(u64::from(w) * dtype.size() as u64, L2_GRANULE).min(cap);
+        let plane = channel * u64::from(c);
+        let row = plane + pad;
+        L2Region { base, channel, row, plane, size: row * u64::from(h) }
+    }
+
+    /// The unpadded row (C channels) of a `c` x `w` tensor with the channel cap.
+    pub fn unpadded_row(c: u32, w: u32, dtype: DType, cap: u64) -> u64 {
+        round_up(u64::from(w) * dtype.size() as u64, L2_GRANULE).min(cap) * u64::from(c)
     }
 
     /// First byte after the region.
@@ -109,9 +113,11 @@ mod tests {
 
     #[test]
     fn l2_regions_match_apple() {
-        let r = L2Region::new(0, 1, 1, 77, DType::F16);
+        let r = L2Region::new(0, 1, 1, 77, DType::F16, u64::MAX, 0);
         assert_eq!((r.channel, r.row, r.end()), (0xa0, 0xa0, 0xa0));
-        let r = L2Region::new(0, 64, 1, 1, DType::F16);
+        let r = L2Region::new(0, 64, 1, 1, DType::F16, u64::MAX, 0x20);
         assert_eq!((r.channel, r.row, r.plane, r.end()), (0x10, 0x420, 0x400, 0x420));
+        let r = L2Region::new(0, 64, 8, 256, DType::F16, 0x100, 0);
+        assert_eq!((r.channel, r.plane, r.size), (0x100, 0x4000, 0x20000));
     }
 }

@@ -6,9 +6,12 @@
 //! activation tables in `__const`.
 //!
 //! Layout: `regmap` (fields and blocks), `td` (the register image), `task` (engine-level
-//! facts of one TD), `lower` (ops to tasks; `window` checks kernel/stride/padding, `affine`
-//! lowers gain/offset), `encode` (tasks to registers, one file per block), `layout`,
-//! `buffers`, `weights`, `activation`, `consts`, `program`.
+//! facts of one TD), `lower` (ops to tasks, one recipe file per op family; `window` checks
+//! kernel/stride/padding, `affine` lowers gain/offset), `encode` (tasks to registers, one
+//! file per block), `stream` (a task's register records, dense or sparse, written and
+//! read), `chain` (tasks linked in `__text`, written and read), `generation` (what differs
+//! between Apple's compiler generations, as data: `--apple-compat`), `layout`, `buffers`,
+//! `weights`, `activation`, `consts`, `program`.
 
 pub mod activation;
 pub mod affine;

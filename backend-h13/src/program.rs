@@ -40,7 +40,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let groups = lower::h13_groups(m, v.groups());
     let bufs = buffers::bind(m, &groups, opts.compat.data().bars)?;
     let mut consts = ConstSection::default();
-    let tasks = lower_all(m, &groups, &bufs, &mut consts)?;
+    let tasks = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data())?;
     if tasks.is_empty() {
         return Err(BackendError::Unsupported {
             line: 0,
@@ -79,11 +79,12 @@ fn lower_all(
     groups: &[anec_passes::Group],
     bufs: &buffers::Buffers,
     consts: &mut ConstSection,
+    gen: &crate::generation::Generation,
 ) -> Result<Vec<Task>, BackendError> {
     let mut tasks = Vec::with_capacity(groups.len());
     let mut errs = Vec::new();
     for g in groups {
-        match lower_group(m, g, bufs, consts) {
+        match lower_group(m, g, bufs, consts, gen) {
             Ok(t) => tasks.push(t),
             Err(e) => errs.push(e),
         }

@@ -113,11 +113,13 @@ impl Nonlinear {
     }
 }
 
-/// Planar-engine elementwise operation.
+/// Planar-engine elementwise operation: `(op(a, ±b) + bias) * scale`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeOp {
     /// OpMode: 0 add, 1 mul, 2 max, 3 min, 4 square.
     pub mode: u32,
+    /// The second operand is negated (sub is add with a negated second operand).
+    pub negate: bool,
     /// Bias (fp16 bits).
     pub bias: u16,
     /// Scale (fp16 bits).
@@ -196,6 +198,11 @@ pub struct Task {
     pub vectors: ChannelVectors,
     /// Pooling reduction, for pooling tasks.
     pub pool: Option<PoolMode>,
+    /// The function of the activation table, for table tasks.
+    pub table: Option<crate::activation::TableFn>,
+    /// A constant added to the accumulator on the multiply-accumulate path (NE.AccBias,
+    /// fp16 bits): `rsqrt(x + eps)` reads `x + eps` through the unity kernel.
+    pub acc_bias: Option<u16>,
 }
 
 impl Task {

@@ -8,12 +8,18 @@ use anec_ir::DType;
 
 /// Unnamed word 0x148, 0x2041 in every Apple program (the seeds' "kernel-common record").
 const WORD_148: u32 = 0x2041;
-/// Unnamed word 0x154: 4 for planar-engine tasks, 0 otherwise (Apple's sum and mul12).
-const WORD_154_PE: u32 = 4;
-/// Unnamed low bits of Common.Cfg (0x15C): bit 0 for NE tasks, bits 0, 1, 4, 5 (0x33) for
-/// planar-engine tasks, as in every Apple program.
-const CFG_UNNAMED_NE: u32 = 0x1;
-const CFG_UNNAMED_PE: u32 = 0x33;
+/// Unnamed low bits of Common.Cfg (0x15C): bit 0 on every task; on planar-engine tasks
+/// also bit 1 when the second operand comes through the tile DMA and the operand count + 1
+/// in bits 4..6 (0x33 two DRAM operands as in sum.hwx, 0x21 one operand; every PE task of
+/// both generations' programs).
+const CFG_UNNAMED: u32 = 0x1;
+const CFG_SECOND_FROM_DMA: u32 = 0x2;
+
+/// Elements the planar engine works on at once: 512 with one operand, 256 with two
+/// (log2), the budget of its tile word.
+const PE_TILE_BUDGET: [u32; 2] = [9, 8];
+/// log2 of the planar-engine tile's width: at least 16, at most 512 elements.
+const PE_TILE_COLS: (u32, u32) = (4, 9);
 
 /// The ChCfg / tile-DMA format code of an element type (0 u8, 1 i8, 2 fp16).
 pub fn fmt_code(dtype: DType) -> Result<u64, BackendError> {
@@ -32,9 +38,13 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     td.set_unnamed(0x148, WORD_148)?;
     td.set("Common.TileCfg.TileHeight", u64::from(t.dest.ty.h))?;
     if t.engine == Engine::Pe {
-        td.set_unnamed(0x154, WORD_154_PE)?;
+        td.set_unnamed(0x154, pe_tile(t))?;
     }
     encode_cfg(td, t, gen)?;
+    if t.acc_bias.is_some() {
+        // Apple's rsqrt(x, eps) task (the unity kernel on the MAC path with AccBias).
+        td.set("Common.DPE.Category", DPE_ACC_BIAS)?;
+    }
     td.set("Common.TaskInfo.NID", u64::from(t.engine.uses_ne()))
 }
 
@@ -67,7 +77,10 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     td.set("Common.ConvCfg.Py", u64::from(g.pad_top))?;
     td.set("Common.ConvCfg.Ox", 1)?;
     td.set("Common.ConvCfg.Oy", 1)?;
-    td.set("Common.GroupConvCfg.NumGroups", u64::from(g.groups))?;
+    // The planar engine loops over the batch as groups (the current compiler: 2x512 adds
+    // write NumGroups 2); the NE's batch is 1 here.
+    let groups = if t.engine == Engine::Pe { t.dest.ty.n.max(1) } else { g.groups };
+    td.set("Common.GroupConvCfg.NumGroups", u64::from(groups))?;
     td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine.channelwise()))?;
     td.set("Common.GroupConvCfg.UnicastCin", 1)
 }
@@ -83,9 +96,9 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     let double_buf = u64::from(gen.acc_double_buffer);
     let rows = usize::from(t.dest.ty.h > 1);
     let ([pref, min, max], double_buf, unnamed) = match t.engine {
-        Engine::NePass => (gen.pass_shared[rows], double_buf, CFG_UNNAMED_NE),
-        Engine::NeConv | Engine::NePool => ([4, 4, 4], double_buf, CFG_UNNAMED_NE),
-        Engine::Pe => ([0, 0, 0], 0, CFG_UNNAMED_PE),
+        Engine::NePass => (gen.pass_shared[rows], double_buf, CFG_UNNAMED),
+        Engine::NeConv | Engine::NePool => ([4, 4, 4], double_buf, CFG_UNNAMED),
+        Engine::Pe => ([0, 0, 0], 0, pe_cfg_bits(t)),
     };
     td.set("Common.Cfg.SmallSourceMode", u64::from(small_source(t)))?;
     td.set("Common.Cfg.ShPref", pref)?;
@@ -96,6 +109,27 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     td.set_unnamed_bits(0x15C, unnamed)
 }
 
+/// The planar-engine Cfg bits: bit 0, bit 1 for a second operand read by the tile DMA,
+/// operands + 1 in bits 4..6.
+fn pe_cfg_bits(t: &Task) -> u32 {
+    let operands = t.sources.len() as u32;
+    let dma = if operands > 1 { CFG_SECOND_FROM_DMA } else { 0 };
+    CFG_UNNAMED | dma | ((operands + 1) << 4)
+}
+
+/// The planar engine's tile (word 0x154): log2 rows << 4 | log2 columns, columns the
+/// row width rounded up to a power of two within [16, 512], rows what the element budget
+/// (512 with one operand, 256 with two) leaves, at most the height (every PE task of the
+/// current corpus that reads its sources from DRAM; sum.hwx's 4).
+fn pe_tile(t: &Task) -> u32 {
+    let log2_ceil = |v: u32| v.max(1).next_power_of_two().trailing_zeros();
+    let (lo, hi) = PE_TILE_COLS;
+    let cols = log2_ceil(t.dest.ty.w).clamp(lo, hi);
+    let budget = PE_TILE_BUDGET[usize::from(t.sources.len() > 1)];
+    let rows = log2_ceil(t.dest.ty.h).min(budget.saturating_sub(cols));
+    (rows << 4) | cols
+}
+
 /// Bytes of one L2 granule (the unit of every L2 stride).
 const L2_GRANULE: u64 = 16;
 
@@ -104,6 +138,10 @@ fn small_source(t: &Task) -> bool {
     let row = t.sources.first().map_or(u64::MAX, |s| u64::from(s.ty.w) * s.ty.dtype.size() as u64);
     t.engine.windowed() && row <= L2_GRANULE
 }
+
+/// DPE.Category of a task that adds AccBias on the unity kernel's MAC path (1 in Apple's
+/// rsqrt; 0 everywhere else in the corpus).
+const DPE_ACC_BIAS: u64 = 1;
 
 /// The number of NEs.
 const NES: u32 = 16;

@@ -13,6 +13,7 @@ mod ne;
 mod pe;
 mod tile_dma;
 
+pub use common::ne_count;
 pub use kernel_dma::{CHANNELS as KERNEL_CHANNELS, STREAM_BASE_WORDS};
 
 use crate::error::BackendError;

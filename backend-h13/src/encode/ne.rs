@@ -74,7 +74,15 @@ fn encode_mac(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
                 td.set("NE.KernelCfg.KernelFmt", kernel_fmt(DType::F16)?)?;
                 td.set("NE.MACCfg.BinaryPoint", CONV_BINARY_POINT)?;
             }
-            td.set("NE.MACCfg.OpMode", OPMODE_PASS)?;
+            // A constant added to the input takes the multiply-accumulate path (OpMode 0)
+            // through the unity kernel, with the constant as AccBias (rsqrt's epsilon).
+            match t.acc_bias {
+                Some(bias) => {
+                    td.set("NE.MACCfg.OpMode", OPMODE_CONV)?;
+                    td.set("NE.AccBias.AccBias", u64::from(bias))?;
+                }
+                None => td.set("NE.MACCfg.OpMode", OPMODE_PASS)?,
+            }
             td.set("NE.MACCfg.KernelMode", KERNEL_MODE_UNITY)
         }
     }

@@ -5,8 +5,10 @@ use crate::error::BackendError;
 use crate::task::Task;
 use crate::td::TdImage;
 
-/// PE.Cfg bits [19:18] select the second source from tile DMA (2 in every two-input program).
-const SECOND_SOURCE_TILE_DMA: u32 = 2 << 18;
+/// PE.Cfg bit 19: a second operand is read (every two-input program); bit 18 negates it
+/// (the current compiler's `sub`: 0xc0000).
+const SECOND_OPERAND: u32 = 1 << 19;
+const NEGATE_SECOND: u32 = 1 << 18;
 /// fp16 1.0.
 const ONE_F16: u32 = 0x3C00;
 /// fp32 1.0.
@@ -15,8 +17,9 @@ const ONE_F32: u32 = 0x3F80_0000;
 /// Writes the block for planar-engine tasks; NE tasks leave it zero as Apple does.
 pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let Some(pe) = t.pe else { return Ok(()) };
-    let second = if t.sources.len() > 1 { SECOND_SOURCE_TILE_DMA } else { 0 };
-    td.set_unnamed(0x22C, second | (pe.mode << 2))?;
+    let second = if t.sources.len() > 1 { SECOND_OPERAND } else { 0 };
+    let negate = if pe.negate { NEGATE_SECOND } else { 0 };
+    td.set_unnamed(0x22C, second | negate | (pe.mode << 2))?;
     td.set_unnamed(0x230, u32::from(pe.bias) | (u32::from(pe.scale) << 16))?;
     td.set_unnamed(0x234, ONE_F16 << 16)?;
     td.set_unnamed(0x238, ONE_F32)

@@ -27,6 +27,8 @@ fn task(engine: Engine, src: Surface, dest: Surface) -> Task {
         affine: NeAffine::default(),
         vectors: ChannelVectors::default(),
         pool: None,
+        table: None,
+        acc_bias: None,
     }
 }
 

@@ -42,7 +42,7 @@ pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
     set_layout(td, "TileDMASrc", SRC_STRIDES, src)?;
     td.set("TileDMASrc.Fmt.Interleave", 1)?;
     if gen.group_stride {
-        set_units(td, "TileDMASrc.GroupStride.Stride", src.strides.depth, 64)?;
+        set_units(td, "TileDMASrc.GroupStride.Stride", src.strides.batch, 64)?;
     }
     match t.sources.get(1) {
         Some(src2) => encode_src2(td, src2, gen)?,
@@ -60,7 +60,7 @@ fn encode_src2(td: &mut TdImage, s: &Surface, gen: &Generation) -> Result<(), Ba
     td.set_unnamed(0x170, SRC2_CFG_USED)?;
     let mut strides = vec![(0x18C, s.strides.row), (0x190, s.strides.plane), (0x194, s.strides.depth)];
     if gen.group_stride {
-        strides.push((0x198, s.strides.depth));
+        strides.push((0x198, s.strides.batch));
     }
     for (offset, bytes) in strides {
         super::set_unnamed_units(td, offset, bytes, 6, 26)?;
@@ -77,7 +77,7 @@ pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
     td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(!t.engine.windowed()))?;
     set_layout(td, "TileDMADst", DST_STRIDES, d)?;
     if gen.group_stride {
-        set_units(td, "TileDMADst.GroupStride.GroupStride", d.strides.depth, 64)?;
+        set_units(td, "TileDMADst.GroupStride.GroupStride", d.strides.batch, 64)?;
     }
     let pad = u64::from(t.engine.uses_ne() || gen.pe_idle_words);
     td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;

@@ -6,12 +6,23 @@ use super::error::SimError;
 use super::memory::{Memory, Region, L2};
 use super::ne;
 use super::pe;
-use super::td::{Task, Unit};
+use super::td::{Task, Tile, Unit};
 
-/// Runs `t` on `mem`, using `l2` as the on-chip buffer.
+/// Runs `t` on `mem`, using `l2` as the on-chip buffer, once per repeat (the planar
+/// engine's batch loop), each repeat one group stride further in every tile.
 pub fn run(mem: &mut Memory<'_>, l2: &mut L2, t: &Task) -> Result<(), SimError> {
-    let td = t.index;
     check_regions(t)?;
+    for g in 0..t.repeats {
+        let shift = |tile: &Tile| Tile { base: tile.base + tile.group * g as i64, ..*tile };
+        let step =
+            Task { sources: t.sources.iter().map(shift).collect(), dest: shift(&t.dest), repeats: 1, ..t.clone() };
+        run_once(mem, l2, &step)?;
+    }
+    Ok(())
+}
+
+fn run_once(mem: &mut Memory<'_>, l2: &mut L2, t: &Task) -> Result<(), SimError> {
+    let td = t.index;
     let names = ["TileDMASrc", "the second tile-DMA source (words 0x188..0x1a8)"];
     let mut inputs = Vec::with_capacity(t.sources.len());
     for ((tile, region), what) in t.sources.iter().zip(&t.l2_sources).zip(names) {

@@ -38,6 +38,8 @@ pub struct Tile {
     pub depth: i64,
     /// Element format in DRAM and L2.
     pub fmt: Fmt,
+    /// Byte stride between groups (the batch the planar engine loops over; 0 when unused).
+    pub group: i64,
 }
 
 /// The convolution window.
@@ -140,6 +142,8 @@ pub enum PeOp {
 pub struct PeTask {
     /// The elementwise operation.
     pub op: PeOp,
+    /// The second operand is negated (PE config bit 18: sub).
+    pub negate: bool,
     /// The fp16 scale of BiasScale (high half).
     pub scale: f32,
     /// The fp16 bias of BiasScale (low half).
@@ -174,6 +178,10 @@ pub struct Task {
     pub l2_result: Region,
     /// What computes.
     pub unit: Unit,
+    /// How many times the task runs, each time one group stride further in every tile
+    /// (the planar engine's batch loop, NumGroups; 1 for NE tasks, whose NumGroups are
+    /// convolution groups).
+    pub repeats: usize,
 }
 
 /// Where the chain goes after a TD.
@@ -378,7 +386,8 @@ fn common_config(r: &mut Reader, pe: bool, two_sources: bool) -> Result<(), SimE
     }
     r.fixed("Common.Cfg.ContextSwitchIn", &[0])?;
     r.fixed("Common.Cfg.ContextSwitchOut", &[0])?;
-    r.fixed("Common.DPE.Category", &[0])?;
+    // 1 marks Apple's AccBias-on-the-MAC-path task (rsqrt); it changes no value modelled.
+    r.fixed("Common.DPE.Category", &[0, 1])?;
     r.fixed_word(0x148, u32::MAX, &[0x2041], "kernel-common record")?;
     if pe {
         // The planar engine's tile shape (log2 rows << 4 | log2 columns): how the work is
@@ -453,6 +462,7 @@ fn assemble(
         dest,
         l2_sources: l2.sources.clone(),
         l2_result,
+        repeats: if matches!(unit, Unit::Pe(_)) { c.groups } else { 1 },
         unit,
     })
 }
@@ -495,7 +505,7 @@ mod tests {
         assert_eq!(ne.mac, Mac::Kernel { fmt: Fmt::F16, ocg_size: 0, chunks });
         assert_eq!(t.l2_result, Region { base: 0x30, channel: 0x10, row: 0x30, depth: 0 });
         let (t, _) = apple("sum");
-        assert_eq!(t.unit, Unit::Pe(PeTask { op: PeOp::Add, scale: 1.0, bias: 0.0 }));
+        assert_eq!(t.unit, Unit::Pe(PeTask { op: PeOp::Add, negate: false, scale: 1.0, bias: 0.0 }));
         assert_eq!((t.sources[0].bar, t.sources[1].bar), (6, 5));
         assert_eq!((t.sources[1].row, t.sources[1].plane, t.sources[1].depth), (0x40, 0x40, 0x1000));
         assert_eq!(t.l2_sources[1], Region { base: 0x440, channel: 0x10, row: 0x420, depth: 0 });

@@ -86,9 +86,9 @@ fn source1(r: &mut Reader, h: &Header, c: &Common) -> Result<Tile, SimError> {
         plane: units64(r, "TileDMASrc.PlaneStride.PlaneStride")?,
         depth: units64(r, "TileDMASrc.DepthStride.Stride")?,
         fmt: tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt")?,
+        group: units64(r, "TileDMASrc.GroupStride.Stride")?,
     };
-    let group = units64(r, "TileDMASrc.GroupStride.Stride")?;
-    group_stride(r, "TileDMASrc.GroupStride.Stride", group, t.depth)?;
+    group_stride(r, "TileDMASrc.GroupStride.Stride", &t)?;
     Ok(t)
 }
 
@@ -107,9 +107,9 @@ fn source2(r: &mut Reader, bar: u8, fmt: Fmt) -> Result<Tile, SimError> {
         plane: raw_stride(r, 0x190),
         depth: raw_stride(r, 0x194),
         fmt,
+        group: raw_stride(r, 0x198),
     };
-    let group = raw_stride(r, 0x198);
-    group_stride(r, "word 0x198 (second-source group stride)", group, t.depth)?;
+    group_stride(r, "word 0x198 (second-source group stride)", &t)?;
     Ok(t)
 }
 
@@ -129,20 +129,21 @@ fn dest(r: &mut Reader, h: &Header, c: &Common) -> Result<Tile, SimError> {
         plane: units64(r, "TileDMADst.PlaneStride.PlaneStride")?,
         depth: units64(r, "TileDMADst.DepthStride.DepthStride")?,
         fmt: tile_fmt(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt")?,
+        group: units64(r, "TileDMADst.GroupStride.GroupStride")?,
     };
-    let group = units64(r, "TileDMADst.GroupStride.GroupStride")?;
-    group_stride(r, "TileDMADst.GroupStride.GroupStride", group, t.depth)?;
+    group_stride(r, "TileDMADst.GroupStride.GroupStride", &t)?;
     Ok(t)
 }
 
-/// A group stride: the stride between groups of depth slices. Every modelled tensor is one
-/// group, so the stride moves nothing; it must be 0 (v4.2.1) or the depth stride (the
-/// current compiler writes the tensor's depth stride).
-fn group_stride(r: &Reader, field: &str, group: i64, depth: i64) -> Result<(), SimError> {
-    if group == 0 || group == depth {
+/// A group stride: the stride between the groups (batch entries) the planar engine loops
+/// over. v4.2.1 writes 0; the current compiler the batch stride, which follows the depth
+/// slices (one depth slice per batch entry is what is modelled).
+fn group_stride(r: &Reader, field: &str, t: &Tile) -> Result<(), SimError> {
+    if t.group == 0 || t.group == t.depth {
         return Ok(());
     }
-    Err(r.err(field, group as u64, format!("only 0 or the depth stride ({depth:#x}) is modelled (one group)")))
+    let reason = format!("only 0 or the depth stride ({:#x}) is modelled", t.depth);
+    Err(r.err(field, t.group as u64, reason))
 }
 
 /// The L2 block as the simulator uses it.

@@ -29,6 +29,9 @@ const STREAM_CACHE_HINT: u32 = 0x3C0;
 const MAX_POOL_BIT: u32 = 1 << 19;
 const ARG_OUTPUT_SELECT: u32 = 0x7 << 20;
 /// Every NE field, for the planar-engine path, where the block must be zero.
+/// The name of the planar-engine path in messages.
+const PE_PATH: &str = "planar-engine";
+
 /// MACCfg.OpMode of the pass path and of the multiply-accumulate path.
 const OPMODE_PASS: u64 = 4;
 const OPMODE_MAC: u64 = 0;
@@ -111,9 +114,11 @@ pub fn unit(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode)
     }
 }
 
-/// The identity window, group and shape rules of the elementwise paths (PE, NE pass).
+/// The identity window, group and shape rules of the elementwise paths (PE, NE pass); the
+/// planar engine's NumGroups is its batch loop, any count.
 fn elementwise_shape(r: &Reader, c: &Common, path: &str) -> Result<(), SimError> {
     let w = c.window;
+    let groups = if path == PE_PATH { 1 } else { c.groups };
     let checks: [(&str, usize, usize); 7] = [
         ("Common.ConvCfg.Kh", w.kh, 1),
         ("Common.ConvCfg.Kw", w.kw, 1),
@@ -121,7 +126,7 @@ fn elementwise_shape(r: &Reader, c: &Common, path: &str) -> Result<(), SimError>
         ("Common.ConvCfg.Sx", w.sx, 1),
         ("Common.ConvCfg.Py", w.py, 0),
         ("Common.ConvCfg.Px", w.px, 0),
-        ("Common.GroupConvCfg.NumGroups", c.groups, 1),
+        ("Common.GroupConvCfg.NumGroups", groups, 1),
     ];
     for (field, v, want) in checks {
         if v != want {
@@ -143,11 +148,16 @@ fn pe(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma) -> Result<PeTask, S
         r.fixed(name, idle)?;
     }
     // The current compiler writes the NE's idle ArgOutputSelect default in planar-engine tasks.
-    r.fixed_word(0x244, MAX_POOL_BIT | ARG_OUTPUT_SELECT, &[0, 1 << 20], "MACCfg unnamed bits of a planar-engine task")?;
+    r.fixed_word(
+        0x244,
+        MAX_POOL_BIT | ARG_OUTPUT_SELECT,
+        &[0, 1 << 20],
+        "MACCfg unnamed bits of a planar-engine task",
+    )?;
     if k.any() {
         return Err(r.err("KernelDMASrc", 1, "kernel DMA with the planar engine (ENE 0) is not modelled"));
     }
-    elementwise_shape(r, c, "planar-engine")?;
+    elementwise_shape(r, c, PE_PATH)?;
     if c.ocg_size != 0 || c.unicast {
         return Err(r.err("Common.ConvCfg.OCGSize / GroupConvCfg.UnicastEn", 1, "must be 0 for the planar engine"));
     }
@@ -160,19 +170,27 @@ fn pe(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma) -> Result<PeTask, S
         4 => PeOp::Square,
         other => return Err(r.err("word 0x22c bits 4:2 (PE OpMode)", other.into(), "only 0..4 are modelled")),
     };
-    let select = (cfg >> 18) & 0x3;
-    let want = if op == PeOp::Square { 0 } else { 2 };
-    if cfg & !(0x1C | (0x3 << 18)) != 0 || select != want || h.sources[1].is_some() != (want == 2) {
+    // Bit 19: a second operand is read; bit 18: it is negated (sub). One operand: add
+    // with no second operand applies only BiasScale.
+    let second = cfg & (1 << 19) != 0;
+    let negate = cfg & (1 << 18) != 0;
+    let two = h.sources[1].is_some();
+    let valid = match op {
+        PeOp::Square => !second && !negate && !two,
+        PeOp::Add => second == two && (!negate || two),
+        _ => second && two && !negate,
+    };
+    if cfg & !(0x1C | (0x3 << 18)) != 0 || !valid {
         let reason = format!(
-            "PE config: {op:?} is modelled with second-source select {want} and {} tile-DMA source(s), no other bits",
-            if want == 2 { 2 } else { 1 }
+            "PE config: {op:?} is modelled with bit 19 set exactly when a second tile-DMA source is read, \
+             bit 18 (negate) only for add with two sources, no other bits"
         );
         return Err(r.err("word 0x22c", cfg.into(), reason));
     }
     let bias_scale = r.word(0x230, u32::MAX);
     r.fixed_word(0x234, u32::MAX, &[0x3C00_0000], "PE PreScale (fp16 in the high half): 1.0")?;
     r.fixed_word(0x238, u32::MAX, &[0x3F80_0000], "PE FinalScale (fp32): 1.0")?;
-    Ok(PeTask { op, scale: half_at(u64::from(bias_scale >> 16)), bias: half_at(u64::from(bias_scale)) })
+    Ok(PeTask { op, negate, scale: half_at(u64::from(bias_scale >> 16)), bias: half_at(u64::from(bias_scale)) })
 }
 
 /// The MAC configuration fields.
@@ -235,6 +253,12 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
     let matrix_bias = match m.matrix_bias {
         true => Some(half_at(r.get("NE.MatrixVectorBias.MatrixVectorBias")?)),
         false => r.fixed("NE.MatrixVectorBias.MatrixVectorBias", &[0]).map(|_| None)?,
+    };
+    // Both are scalars added to the accumulator before the post-scale.
+    let acc_const = acc_constant(r, k, &m)?;
+    let matrix_bias = match (matrix_bias, acc_const) {
+        (b, 0.0) => b,
+        (b, c) => Some(b.unwrap_or(0.0) + c),
     };
     let post_scale = half_at(r.get("NE.PostScale.PostScale")?);
     Ok(NeTask {
@@ -360,7 +384,19 @@ fn streams(r: &mut Reader, k: &KernelDma, m: &MacCfg) -> Result<Streams, SimErro
     }
     let bias = match k.streams[0] {
         Some(s) => Some((half_at(r.get("NE.AccBias.AccBias")?), s)),
+        // On the unity kernel's multiply-accumulate path AccBias is a constant added to
+        // the accumulator (Apple's rsqrt(x + eps)); read by `acc_constant`.
+        None if m.op_mode == OPMODE_MAC && m.unity => None,
         None => r.fixed("NE.AccBias.AccBias", &[0]).map(|_| None)?,
     };
     Ok((bias, k.streams[1]))
+}
+
+/// The constant AccBias of the unity kernel's multiply-accumulate path without a bias
+/// stream (0 elsewhere).
+fn acc_constant(r: &mut Reader, k: &KernelDma, m: &MacCfg) -> Result<f32, SimError> {
+    if m.op_mode == OPMODE_MAC && m.unity && k.streams[0].is_none() {
+        return Ok(half_at(r.get("NE.AccBias.AccBias")?));
+    }
+    Ok(0.0)
 }

@@ -1,20 +1,28 @@
-//! Lowering of anec ops to H13 tasks, one function per op family.
-//!
-//! Each function reads the op's verified attributes and operand/result surfaces and
-//! returns the [`Task`] its TD encodes; weights, tables and per-channel vectors go into
-//! the const section.
+//! Lowering of anec ops to H13 tasks: the grouping of fused ops into tasks, the dispatch,
+//! and one file per op family, each a recipe that reads the op's verified attributes and
+//! operand/result surfaces and returns the [`Task`] its TD encodes (weights, tables and
+//! per-channel vectors go into the const section):
+//! - `conv`: convolution;
+//! - `pool`: max and average pooling;
+//! - `neuron`: activations (native ReLU, lookup tables, the square-root family);
+//! - `elementwise`: two-tensor elementwise ops and the gain/offset (scalar or per channel).
 
-use crate::activation::{self, TableFn};
+mod conv;
+mod elementwise;
+mod neuron;
+
+pub use neuron::table_fn as neuron_table;
+mod pool;
+
 use crate::affine::gain_offset;
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
-use crate::task::{ChannelVectors, ConvGeom, Engine, NeAffine, Nonlinear, PeOp, PoolMode, Surface, Task};
-use crate::weights;
-use crate::window::{unsupported, window};
+use crate::generation::Generation;
+use crate::task::{ChannelVectors, ConvGeom, Engine, NeAffine, Nonlinear, Surface, Task};
+use crate::window::unsupported;
 use anec_ir::{Attr, Module, Op, OpCode};
 use anec_passes::Group;
-use half::f16;
 
 /// Splits the generic fusion groups into what one H13 task runs: a fused gain/offset
 /// (scalar or per channel) joins the convolution's task, and a fused activation must be
@@ -47,12 +55,18 @@ pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
 
 /// Lowers one group to one task: the head's task, with the fused stages applied and the
 /// group's last result as destination.
-pub fn lower_group(m: &Module, g: &Group, bufs: &Buffers, consts: &mut ConstSection) -> Result<Task, BackendError> {
+pub fn lower_group(
+    m: &Module,
+    g: &Group,
+    bufs: &Buffers,
+    consts: &mut ConstSection,
+    gen: &Generation,
+) -> Result<Task, BackendError> {
     let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
     let last = op(g.last())?;
     let result =
         last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
-    let mut t = lower(m, op(g.head)?, bufs.surface(*result)?, bufs, consts)?;
+    let mut t = lower(m, op(g.head)?, bufs.surface(*result)?, bufs, consts, gen)?;
     if let Some(i) = g.goc {
         (t.affine, t.vectors) = gain_offset(m, op(i)?, t.dest.ty.c, consts)?;
     }
@@ -69,13 +83,14 @@ pub fn lower(
     dest: Surface,
     bufs: &Buffers,
     consts: &mut ConstSection,
+    gen: &Generation,
 ) -> Result<Task, BackendError> {
     match op.opcode {
-        OpCode::Conv => lower_conv(m, op, bufs, dest, consts),
-        OpCode::Pooling => lower_pool(op, bufs, dest),
-        OpCode::Neuron => lower_neuron(op, bufs, dest, consts),
-        OpCode::GainOffsetControl => lower_goc(m, op, bufs, dest, consts),
-        OpCode::ScaledElementwise => lower_scaled_ew(op, bufs, dest),
+        OpCode::Conv => conv::lower_conv(m, op, bufs, dest, consts),
+        OpCode::Pooling => pool::lower_pool(op, bufs, dest),
+        OpCode::Neuron => neuron::lower_neuron(op, bufs, dest, consts),
+        OpCode::GainOffsetControl => elementwise::lower_goc(m, op, bufs, dest, consts, gen),
+        OpCode::ScaledElementwise => elementwise::lower_scaled_ew(op, bufs, dest),
         other => Err(no_lowering(op, other)),
     }
 }
@@ -94,13 +109,19 @@ fn no_lowering(op: &Op, opcode: OpCode) -> BackendError {
     unsupported(op, &format!("{opcode} has no H13 lowering yet"))
 }
 
-fn attr<'a>(op: &'a Op, name: &str) -> Result<&'a Attr, BackendError> {
+pub(crate) fn attr<'a>(op: &'a Op, name: &str) -> Result<&'a Attr, BackendError> {
     op.attr(name)
         .ok_or_else(|| BackendError::Internal(format!("verified {} '{}' lacks attribute {name}", op.opcode, op.name)))
 }
 
-fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) -> Result<Task, BackendError> {
+pub(crate) fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) -> Result<Task, BackendError> {
     let sources = op.operands.iter().map(|&v| bufs.surface(v)).collect::<Result<Vec<_>, _>>()?;
+    // The planar engine loops over the batch (NumGroups); an NE task has no batch loop yet.
+    let batch = sources.iter().chain([&dest]).map(|s| s.ty.n).max().unwrap_or(1);
+    if engine.uses_ne() && batch > 1 {
+        let reason = format!("a batch of {batch} on the neural engine (one task runs batch 1; tiling comes later)");
+        return Err(crate::window::unsupported(op, &reason));
+    }
     Ok(Task {
         layer: op.name.clone(),
         engine,
@@ -114,101 +135,9 @@ fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) -> Result<T
         affine: NeAffine::default(),
         vectors: ChannelVectors::default(),
         pool: None,
+        table: None,
+        acc_bias: None,
     })
-}
-
-/// The convolution geometry of a window, `groups` and `ocg_size`.
-fn geometry(op: &Op, groups: u32, ocg_size: u32) -> Result<ConvGeom, BackendError> {
-    let w = window(op)?;
-    Ok(ConvGeom { kh: w.kh, kw: w.kw, sy: w.sy, sx: w.sx, pad_top: w.pad_top, pad_left: w.pad_left, groups, ocg_size })
-}
-
-fn lower_conv(
-    m: &Module,
-    op: &Op,
-    bufs: &Buffers,
-    dest: Surface,
-    consts: &mut ConstSection,
-) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::NeConv)?;
-    let groups = attr(op, "groups")?.as_int().unwrap_or(1);
-    let (name, _) = attr(op, "weights")?
-        .as_resource()
-        .ok_or_else(|| BackendError::Internal(format!("weights of '{}' is not a resource", op.name)))?;
-    let blob = m.resources.get(name).ok_or_else(|| BackendError::Internal(format!("no blob {name}")))?;
-    let bank = weights::bank(blob, t.dest.ty.c)?;
-    t.conv = geometry(op, u32::try_from(groups).unwrap_or(u32::MAX), bank.ocg_size)?;
-    t.kernel = consts.add_weights(&bank.chunks);
-    t.kernel_fmt = Some(bank.fmt);
-    Ok(t)
-}
-
-/// Pooling: a unity-kernel window over each channel; max sets MaxPoolMode, average
-/// scales the window sum by 1 / (kh * kw) through the post-scale.
-fn lower_pool(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::NePool)?;
-    t.conv = geometry(op, 1, 0)?;
-    let padded = window(op)?.padded;
-    t.pool = Some(match attr(op, "kind")?.as_str().unwrap_or_default() {
-        "max" => PoolMode::Max,
-        "avg" => {
-            if padded && op.attr("exclude_padding").and_then(Attr::as_bool) == Some(true) {
-                let reason = "average pooling that excludes padding from the count (the H13 post-scale is one \
-                              constant 1 / (kh * kw) for every window)";
-                return Err(unsupported(op, reason));
-            }
-            let area = f64::from(t.conv.kh * t.conv.kw);
-            t.affine.scale = f16::from_f64(1.0 / area).to_bits();
-            PoolMode::Avg
-        }
-        other => return Err(unsupported(op, &format!("pooling kind '{other}'"))),
-    });
-    Ok(t)
-}
-
-fn lower_neuron(op: &Op, bufs: &Buffers, dest: Surface, consts: &mut ConstSection) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::NePass)?;
-    let mode = attr(op, "mode")?.as_str().unwrap_or_default();
-    t.nonlinear = match (mode, TableFn::for_mode(mode)) {
-        ("relu", _) => Nonlinear::Relu,
-        (_, Some(f)) => {
-            t.kernel = vec![consts.add_table(&activation::table(f))];
-            Nonlinear::Table
-        }
-        _ => return Err(unsupported(op, &format!("neuron mode '{mode}' has no H13 activation table yet"))),
-    };
-    Ok(t)
-}
-
-fn fp16_bits(op: &Op, name: &str, default: f64) -> u16 {
-    let v = op.attr(name).and_then(Attr::as_float).unwrap_or(default);
-    f16::from_f64(v).to_bits()
-}
-
-/// A gain/offset that is not fused into a convolution: an NE pass task.
-fn lower_goc(
-    m: &Module,
-    op: &Op,
-    bufs: &Buffers,
-    dest: Surface,
-    consts: &mut ConstSection,
-) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::NePass)?;
-    (t.affine, t.vectors) = gain_offset(m, op, t.dest.ty.c, consts)?;
-    Ok(t)
-}
-
-fn lower_scaled_ew(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::Pe)?;
-    let mode = match attr(op, "kind")?.as_str().unwrap_or_default() {
-        "add" => 0,
-        "mul" => 1,
-        "max" => 2,
-        "min" => 3,
-        other => return Err(unsupported(op, &format!("elementwise '{other}' has no planar-engine mode"))),
-    };
-    t.pe = Some(PeOp { mode, bias: 0, scale: fp16_bits(op, "scale", 1.0) });
-    Ok(t)
 }
 
 #[cfg(test)]
@@ -218,7 +147,9 @@ mod tests {
     use super::*;
     use crate::buffers;
     use crate::generation::BarOrder;
+    use crate::task::PoolMode;
     use anec_ir::{Blob, DType, Location, Port, TensorType, ValueId};
+    use half::f16;
 
     fn ints(v: &[i64]) -> Attr {
         Attr::Array(v.iter().map(|&x| Attr::Int(x)).collect())
@@ -272,7 +203,7 @@ mod tests {
     fn lower_only(m: &Module) -> Result<Task, BackendError> {
         let groups = vec![Group { head: 0, goc: None, neuron: None }];
         let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs)?;
-        lower_group(m, &groups[0], &bufs, &mut ConstSection::default())
+        lower_group(m, &groups[0], &bufs, &mut ConstSection::default(), &crate::generation::V4_2)
     }
 
     #[test]
@@ -330,7 +261,7 @@ mod tests {
         assert_eq!(groups, generic);
         let bufs = buffers::bind(&m, &groups, BarOrder::OutputsThenInputs).unwrap();
         let mut consts = ConstSection::default();
-        let t = lower_group(&m, &groups[0], &bufs, &mut consts).unwrap();
+        let t = lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap();
         assert_eq!((t.engine, t.nonlinear, t.kernel.len()), (Engine::NeConv, Nonlinear::Relu, 3));
         // Three weight chunks of 64 bytes, then the bias vector.
         assert_eq!(t.vectors.bias, Some(crate::task::KernelChunk { offset: 0xC0, size: 0x40 }));
@@ -348,7 +279,7 @@ mod tests {
         let bufs =
             buffers::bind(&m, &[Group { head: 0, goc: None, neuron: None }, goc.clone()], BarOrder::OutputsThenInputs)
                 .unwrap();
-        let t = lower_group(&m, &goc, &bufs, &mut ConstSection::default()).unwrap();
+        let t = lower_group(&m, &goc, &bufs, &mut ConstSection::default(), &crate::generation::V4_2).unwrap();
         assert_eq!((t.engine, t.kernel.len()), (Engine::NePass, 0));
         assert_eq!(t.vectors.bias, Some(crate::task::KernelChunk { offset: 0, size: 0x40 }));
         assert_eq!(t.affine.scale, 0x3800);

@@ -1,0 +1,63 @@
+//! The simulator on the corpus of Apple's current compiler: for every record of the
+//! single-task op families (elementwise, broadcasting, activations, convolution) that
+//! anec compiles, our program must compute the MIL's math within the documented fp16
+//! tolerance (`docs/simulator.md`), and so must Apple's program wherever our constant
+//! section hashes equal to Apple's (Apple's register words from the record, our constants
+//! and buffers; `anec_tests::oracle::apple_program`).
+
+#![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
+
+use anec_tests::agree::{compile_and_compare, compile_substitute_and_compare, random_inputs, source_inputs, Source};
+use anec_tests::oracle::{self, Outcome};
+
+/// The families whose every compiled record is simulated.
+const FAMILIES: [&str; 8] = [
+    "binary_runtime",
+    "binary_constant",
+    "env_broadcast",
+    "unary",
+    "env_activation",
+    "convolution",
+    "conv_probe",
+    "env_conv",
+];
+
+/// Ops whose inputs must be positive (their domain, or a divisor).
+const POSITIVE: [&str; 5] = ["sqrt(", "rsqrt(", "real_div(", "pow(", "log("];
+
+#[test]
+fn our_and_apples_programs_compute_the_mil() {
+    let records = oracle::load_all().expect("the corpus reads");
+    let mut failures = Vec::new();
+    let (mut ours_run, mut apple_run) = (0, 0);
+    for r in records.iter().filter(|r| FAMILIES.contains(&r.family.as_str())) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let outcome = oracle::run(r, dir.path()).unwrap_or_else(|e| panic!("{}: {e}", r.case));
+        let Outcome::Compared(cmp) = outcome else { continue };
+        let source = Source::file(dir.path().join("model.mil"));
+        let specs = source_inputs(&source).unwrap_or_else(|e| panic!("{}: {e}", r.case));
+        let (lo, hi) = if POSITIVE.iter().any(|op| r.mil.contains(op)) { (0.25, 2.0) } else { (-3.0, 3.0) };
+        let inputs = random_inputs(&specs, 7, lo, hi);
+        match compile_and_compare(&source, &inputs) {
+            Ok(rep) if rep.passed() => ours_run += 1,
+            Ok(rep) => failures.push(format!("{} (ours): {rep}", r.case)),
+            Err(e) => failures.push(format!("{} (ours): {e}", r.case)),
+        }
+        if !cmp.constants_equal || !cmp.tensors_equal {
+            continue;
+        }
+        let apple = |h: &anec_codegen::Hwx| oracle::apple_program(r, h);
+        match compile_substitute_and_compare(&source, &inputs, &apple) {
+            Ok(rep) if rep.passed() => apple_run += 1,
+            Ok(rep) => failures.push(format!("{} (Apple's): {rep}", r.case)),
+            Err(e) => failures.push(format!("{} (Apple's): {e}", r.case)),
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} ours and {} of Apple's agree; failures:\n{}",
+        ours_run,
+        apple_run,
+        failures.join("\n")
+    );
+}
