@@ -112,6 +112,10 @@ pub struct Generation {
     /// Convolution sources get the NE's L2 row padding (the current compiler: 64x8x8 ->
     /// 0x430); v4.2.1's conv 3->3 has none.
     pub conv_source_pad: bool,
+    /// An NE task that streams no coefficients still writes the one-unit size of every
+    /// idle coefficient channel (v4.2.1's relu); the current compiler writes none then
+    /// (and the sparse form leaves the arrays out), but one unit beside used channels.
+    pub idle_channel_size_without_kernel: bool,
 }
 
 /// The kernel DMA's 16 coefficient base addresses and 16 buffer sizes: the current
@@ -135,6 +139,7 @@ pub const CURRENT: Generation = Generation {
     group_stride: true,
     scalar_affine_on_pe: true,
     conv_source_pad: true,
+    idle_channel_size_without_kernel: false,
 };
 
 /// Apple's v4.2.1 compiler.
@@ -153,6 +158,7 @@ pub const V4_2: Generation = Generation {
     group_stride: false,
     scalar_affine_on_pe: false,
     conv_source_pad: false,
+    idle_channel_size_without_kernel: true,
 };
 
 #[cfg(test)]

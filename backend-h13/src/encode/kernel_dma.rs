@@ -55,8 +55,9 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     if t.reads_kernel_memory() {
         td.set_unnamed(0x2C, KERNEL_STREAM_WORD)?;
     }
+    let idle_size = !t.kernel.is_empty() || gen.idle_channel_size_without_kernel;
     for i in 0..CHANNELS {
-        encode_channel(td, t, i)?;
+        encode_channel(td, t, i, idle_size)?;
     }
     idle_streams(td, gen)?;
     for (i, chunk) in t.vectors.streams().iter().enumerate() {
@@ -78,7 +79,7 @@ fn idle_streams(td: &mut TdImage, gen: &Generation) -> Result<(), BackendError> 
     Ok(())
 }
 
-fn encode_channel(td: &mut TdImage, t: &Task, i: usize) -> Result<(), BackendError> {
+fn encode_channel(td: &mut TdImage, t: &Task, i: usize, idle_size: bool) -> Result<(), BackendError> {
     let cfg = format!("KernelDMASrc.CoeffDMAConfig[{i}]");
     td.set(&format!("{cfg}.CacheHint"), CACHE_HINT)?;
     let size_field = format!("KernelDMASrc.CoeffBfrSize[{i}].MemBfrSize");
@@ -88,7 +89,8 @@ fn encode_channel(td: &mut TdImage, t: &Task, i: usize) -> Result<(), BackendErr
             set_units(td, &format!("KernelDMASrc.CoeffBaseAddr[{i}].Addr"), chunk.offset, 64)?;
             set_units(td, &size_field, chunk.size, 64)
         }
-        // Unused channels keep a one-unit buffer size, as Apple writes them.
-        None => td.set(&size_field, 1),
+        // Unused channels keep a one-unit buffer size where Apple writes one.
+        None if idle_size => td.set(&size_field, 1),
+        None => Ok(()),
     }
 }
