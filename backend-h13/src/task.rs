@@ -206,6 +206,27 @@ pub struct Task {
 }
 
 impl Task {
+    /// A task of `engine` from `sources` to `dest` with every stage idle: identity window,
+    /// no kernel, no activation, no affine stage.
+    pub fn new(layer: &str, engine: Engine, sources: Vec<Surface>, dest: Surface) -> Task {
+        Task {
+            layer: layer.to_string(),
+            engine,
+            sources,
+            dest,
+            conv: ConvGeom::default(),
+            kernel: Vec::new(),
+            kernel_fmt: None,
+            nonlinear: Nonlinear::None,
+            pe: None,
+            affine: NeAffine::default(),
+            vectors: ChannelVectors::default(),
+            pool: None,
+            table: None,
+            acc_bias: None,
+        }
+    }
+
     /// True when the kernel DMA reads anything (weights, a table, channel vectors).
     pub fn reads_kernel_memory(&self) -> bool {
         !self.kernel.is_empty() || self.vectors.any()

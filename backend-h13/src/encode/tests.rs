@@ -5,7 +5,7 @@
 
 use super::*;
 use crate::layout::Strides;
-use crate::task::{ChannelVectors, ConvGeom, Engine, KernelChunk, NeAffine, Nonlinear, PoolMode, Surface};
+use crate::task::{ChannelVectors, ConvGeom, Engine, KernelChunk, PoolMode, Surface};
 use anec_ir::{DType, Layout, TensorType};
 
 fn surface(bar: u8, c: u32, h: u32, w: u32) -> Surface {
@@ -14,22 +14,7 @@ fn surface(bar: u8, c: u32, h: u32, w: u32) -> Surface {
 }
 
 fn task(engine: Engine, src: Surface, dest: Surface) -> Task {
-    Task {
-        layer: "t".into(),
-        engine,
-        sources: vec![src],
-        dest,
-        conv: ConvGeom::default(),
-        kernel: Vec::new(),
-        kernel_fmt: None,
-        nonlinear: Nonlinear::None,
-        pe: None,
-        affine: NeAffine::default(),
-        vectors: ChannelVectors::default(),
-        pool: None,
-        table: None,
-        acc_bias: None,
-    }
+    Task::new("t", engine, vec![src], dest)
 }
 
 fn pool(mode: PoolMode, k: u32) -> Task {

@@ -19,7 +19,7 @@ use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::{ChannelVectors, ConvGeom, Engine, NeAffine, Nonlinear, Surface, Task};
+use crate::task::{Engine, Nonlinear, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Attr, Module, Op, OpCode};
 use anec_passes::Group;
@@ -122,22 +122,7 @@ pub(crate) fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) 
         let reason = format!("a batch of {batch} on the neural engine (one task runs batch 1; tiling comes later)");
         return Err(crate::window::unsupported(op, &reason));
     }
-    Ok(Task {
-        layer: op.name.clone(),
-        engine,
-        sources,
-        dest,
-        conv: ConvGeom::default(),
-        kernel: Vec::new(),
-        kernel_fmt: None,
-        nonlinear: Nonlinear::None,
-        pe: None,
-        affine: NeAffine::default(),
-        vectors: ChannelVectors::default(),
-        pool: None,
-        table: None,
-        acc_bias: None,
-    })
+    Ok(Task::new(&op.name, engine, sources, dest))
 }
 
 #[cfg(test)]
@@ -147,7 +132,7 @@ mod tests {
     use super::*;
     use crate::buffers;
     use crate::generation::BarOrder;
-    use crate::task::PoolMode;
+    use crate::task::{NeAffine, PoolMode};
     use anec_ir::{Blob, DType, Location, Port, TensorType, ValueId};
     use half::f16;
 

@@ -27,6 +27,11 @@
 //! (the clamps end them). NaN stays NaN. A mode byte not in the table above, `k` above
 //! 64 or a nonzero word after the mode is refused. No transcendental function is
 //! evaluated here.
+//!
+//! This evaluation repeats, on purpose, the one in `anec_backend_h13::activation` (the
+//! backend's error measurement): the simulator reads the table's bytes as a program holds
+//! them, Apple's as well as ours, so a table the backend builds wrong, or a layout it
+//! misreads, shows up as a disagreement instead of cancelling out.
 
 use half::f16;
 
