@@ -65,7 +65,7 @@ fn fp16_bytes(values: &[f64]) -> Vec<u8> {
 }
 
 /// `b / s`, the engine's pre-scale bias; an error when `s` is 0 and `b` is not.
-fn pre_scale_bias(op: &Op, b: f64, s: f64) -> Result<f64, BackendError> {
+pub(crate) fn pre_scale_bias(op: &Op, b: f64, s: f64) -> Result<f64, BackendError> {
     match (b == 0.0, s == 0.0) {
         (true, _) => Ok(0.0),
         (false, true) => {
@@ -73,6 +73,26 @@ fn pre_scale_bias(op: &Op, b: f64, s: f64) -> Result<f64, BackendError> {
         }
         (false, false) => Ok(b / s),
     }
+}
+
+/// A gain/offset as values: `y = x * scale * gains[c] + biases[c]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChannelAffine {
+    /// The scalar scale.
+    pub scale: f64,
+    /// Per-channel gains (`scale_data`), when given.
+    pub gains: Option<Vec<f64>>,
+    /// `bias + bias_data[c]` per channel.
+    pub biases: Vec<f64>,
+}
+
+/// The values of a gain/offset over `channels` channels.
+pub fn channel_affine(m: &Module, op: &Op, channels: u32) -> Result<ChannelAffine, BackendError> {
+    let (scale, bias) = (scalar(op, "scale", 1.0), scalar(op, "bias", 0.0));
+    let gains = vector(m, op, "scale_data", channels)?;
+    let bias_data = vector(m, op, "bias_data", channels)?;
+    let biases = (0..channels as usize).map(|c| bias + bias_data.as_ref().map_or(0.0, |v| v[c])).collect();
+    Ok(ChannelAffine { scale, gains, biases })
 }
 
 /// Lowers a gain/offset over `channels` channels: its scalar registers and its

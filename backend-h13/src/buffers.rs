@@ -13,7 +13,7 @@ use crate::generation::BarOrder;
 use crate::layout::Strides;
 use crate::task::Surface;
 use anec_codegen::hwx::model::{BoundTensor, TensorRole};
-use anec_ir::{DType, Layout, Module, ValueId};
+use anec_ir::{DType, Layout, Module, TensorType, ValueId};
 use anec_passes::Group;
 use std::collections::BTreeMap;
 
@@ -73,6 +73,8 @@ pub struct Buffers {
     pub tensors: Vec<BoundTensor>,
     /// The surface of each value that lives in a buffer.
     pub surfaces: BTreeMap<ValueId, Surface>,
+    /// Values that stay in L2 between two tasks (no buffer), with their types.
+    pub kept: BTreeMap<ValueId, TensorType>,
     /// Order of the per-tensor thread states (indices into `tensors`): inputs sorted by
     /// name, then outputs and intermediates in segment order. Apple's sum.hwx binds
     /// `image2, image` (the Inputs order) but writes the states as `image, image2`.
@@ -123,13 +125,18 @@ fn bound(
         section_size: s.buffer_size(&ty),
         state_size: if role == TensorRole::Output { s.extent(&ty) } else { s.buffer_size(&ty) },
     };
-    Ok((t, Surface { bar: bar as u8, ty, strides: s }))
+    Ok((t, Surface { bar: bar as u8, ty, strides: s, offset: 0 }))
 }
 
 /// Binds every input, output and intermediate value of `m`; only the result of each
-/// group's last op lives in memory (fused results stay inside the engine).
-pub fn bind(m: &Module, groups: &[Group], order: BarOrder) -> Result<Buffers, BackendError> {
+/// group's last op lives in memory (fused results stay inside the engine, the values of
+/// `kept` in L2).
+pub fn bind(m: &Module, groups: &[Group], order: BarOrder, kept: &[ValueId]) -> Result<Buffers, BackendError> {
     let mut b = Buffers::default();
+    for &v in kept {
+        let ty = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
+        b.kept.insert(v, ty);
+    }
     let (in_bars, out_bars) = io_bars(m, order);
     let next_bar = FIRST_OUTPUT_BAR + m.inputs.len() + m.outputs.len();
     for (p, &bar) in m.inputs.iter().zip(&in_bars) {
@@ -165,7 +172,7 @@ fn bind_intermediates(
     let mut reserved = reserved.iter();
     for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
         for &r in &op.results {
-            if b.surfaces.contains_key(&r) {
+            if b.surfaces.contains_key(&r) || b.kept.contains_key(&r) {
                 continue;
             }
             let bar = match reserved.next() {

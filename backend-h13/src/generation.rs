@@ -76,6 +76,18 @@ pub enum BarOrder {
     SortedByName,
 }
 
+/// How an NE pass task's ShPref, ShMin and ShMax are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PassSharing {
+    /// The same three values for every pass task.
+    Fixed([u64; 3]),
+    /// ShPref = ShMin = 0 and ShMax = min(3, floor(log2 H), floor(log2(256 / row bytes))),
+    /// at least 0: the rows of 256 bytes that fit (every NE pass task of the current
+    /// corpus that streams one source: 8x8 and 16x16 give 3, 64 wide 1, 128 wide and more
+    /// or one row 0).
+    ByRows,
+}
+
 /// The values that differ between Apple's compiler generations.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Generation {
@@ -101,8 +113,8 @@ pub struct Generation {
     pub pass_binary_point: bool,
     /// Common.Cfg.AccDoubleBufEn of NE tasks.
     pub acc_double_buffer: bool,
-    /// Common.Cfg (ShPref, ShMin, ShMax) of an NE pass task over one row, and over several.
-    pub pass_shared: [[u64; 3]; 2],
+    /// Common.Cfg (ShPref, ShMin, ShMax) of an NE pass task.
+    pub pass_shared: PassSharing,
     /// The tile DMA writes GroupStride (the batch stride) for each source and the result.
     pub group_stride: bool,
     /// A scalar gain/offset that is not fused into a convolution runs on the planar engine
@@ -116,6 +128,15 @@ pub struct Generation {
     /// idle coefficient channel (v4.2.1's relu); the current compiler writes none then
     /// (and the sparse form leaves the arrays out), but one unit beside used channels.
     pub idle_channel_size_without_kernel: bool,
+    /// A convolution's L2 result is aliased to the destination DMA (L2BfrMode 1, no
+    /// result strides; every convolution of the current corpus) rather than laid out by
+    /// the convolution result strides (v4.2.1's conv 3->3).
+    pub conv_result_aliased: bool,
+    /// A planar-engine operand that must be computed, broadcast or loaded first goes
+    /// through L2: an NE task leaves it there for the PE task (the current compiler's
+    /// real_div, broadcast operands and per-channel constants); v4.2.1 has no such
+    /// program, and anec keeps such intermediates in memory there.
+    pub l2_staging: bool,
 }
 
 /// The kernel DMA's 16 coefficient base addresses and 16 buffer sizes: the current
@@ -135,11 +156,13 @@ pub const CURRENT: Generation = Generation {
     idle_stream_size: 0x40,
     pass_binary_point: true,
     acc_double_buffer: false,
-    pass_shared: [[0, 0, 0], [0, 0, 3]],
+    pass_shared: PassSharing::ByRows,
     group_stride: true,
     scalar_affine_on_pe: true,
     conv_source_pad: true,
     idle_channel_size_without_kernel: false,
+    conv_result_aliased: true,
+    l2_staging: true,
 };
 
 /// Apple's v4.2.1 compiler.
@@ -154,11 +177,13 @@ pub const V4_2: Generation = Generation {
     pass_binary_point: false,
     acc_double_buffer: true,
     // relu and sigmoid (one row); no several-row v4.2.1 pass task is known.
-    pass_shared: [[1, 0, 1], [1, 0, 1]],
+    pass_shared: PassSharing::Fixed([1, 0, 1]),
     group_stride: false,
     scalar_affine_on_pe: false,
     conv_source_pad: false,
     idle_channel_size_without_kernel: true,
+    conv_result_aliased: false,
+    l2_staging: false,
 };
 
 #[cfg(test)]

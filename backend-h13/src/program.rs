@@ -31,14 +31,17 @@ pub struct Options {
 /// Compiles a validated module into an `.hwx` program model.
 pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let m = v.module();
-    let mut unplaceable = lower::unplaceable(m);
+    let gen = opts.compat.data();
+    let groups = lower::h13_groups(m, v.groups());
+    let plan = if gen.l2_staging { lower::l2_pair::plan(m, &groups) } else { Default::default() };
+    let mut unplaceable = lower::unplaceable(m, &plan);
     match unplaceable.len() {
         0 => {}
         1 => return Err(unplaceable.remove(0)),
         _ => return Err(BackendError::Several(unplaceable)),
     }
-    let groups = lower::h13_groups(m, v.groups());
-    let bufs = buffers::bind(m, &groups, opts.compat.data().bars)?;
+    let kept: Vec<_> = plan.kept.keys().copied().collect();
+    let bufs = buffers::bind(m, &groups, gen.bars, &kept)?;
     let mut consts = ConstSection::default();
     let tasks = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data())?;
     if tasks.is_empty() {
@@ -85,7 +88,7 @@ fn lower_all(
     let mut errs = Vec::new();
     for g in groups {
         match lower_group(m, g, bufs, consts, gen) {
-            Ok(t) => tasks.push(t),
+            Ok(t) => tasks.extend(t),
             Err(e) => errs.push(e),
         }
     }

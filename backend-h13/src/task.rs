@@ -53,6 +53,9 @@ pub struct Surface {
     pub ty: TensorType,
     /// DRAM strides.
     pub strides: Strides,
+    /// Byte offset of the task's first element in the buffer (a slice of the output
+    /// channels when a layer runs as several tasks; 0 otherwise).
+    pub offset: u64,
 }
 
 /// Convolution geometry (identity for non-convolution tasks).
@@ -74,12 +77,42 @@ pub struct ConvGeom {
     pub groups: u32,
     /// log2 of the output channels per kernel-DMA chunk.
     pub ocg_size: u32,
+    /// Each output channel reads only its own input channel (depthwise: UnicastEn with
+    /// one group).
+    pub unicast: bool,
+    /// The kernel is in the sparse form (KernelCfg.SparseFmt).
+    pub sparse: bool,
 }
 
 impl Default for ConvGeom {
     fn default() -> Self {
-        ConvGeom { kh: 1, kw: 1, sy: 1, sx: 1, pad_top: 0, pad_left: 0, groups: 1, ocg_size: 0 }
+        ConvGeom {
+            kh: 1,
+            kw: 1,
+            sy: 1,
+            sx: 1,
+            pad_top: 0,
+            pad_left: 0,
+            groups: 1,
+            ocg_size: 0,
+            unicast: false,
+            sparse: false,
+        }
     }
+}
+
+/// Where a task's source comes from and whether it stays in L2 for the next task (Apple
+/// splits a convolution whose L2 footprint is too large into tasks over slices of the
+/// output channels that share one L2 copy of the input).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SourceResidency {
+    /// Read from DRAM by the tile DMA (L2 SourceType 2).
+    #[default]
+    Load,
+    /// Read from DRAM and kept in L2 for the tasks that follow (SourceType 1).
+    LoadAndKeep,
+    /// Already in L2, left there by the previous task: no tile-DMA read (SourceType 0).
+    Resident,
 }
 
 /// One chunk of the kernel stream, relative to the start of `__const`.
@@ -113,7 +146,8 @@ impl Nonlinear {
     }
 }
 
-/// Planar-engine elementwise operation: `(op(a, ±b) + bias) * scale`.
+/// Planar-engine elementwise operation: `(op(a, ±b) + bias) * scale`, optionally its
+/// absolute value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeOp {
     /// OpMode: 0 add, 1 mul, 2 max, 3 min, 4 square.
@@ -124,6 +158,8 @@ pub struct PeOp {
     pub bias: u16,
     /// Scale (fp16 bits).
     pub scale: u16,
+    /// The result's absolute value is taken (PE word bit 6; Apple's `abs`).
+    pub abs: bool,
 }
 
 /// The reduction a pooling task applies over its window.
@@ -171,6 +207,38 @@ impl Default for NeAffine {
     }
 }
 
+/// How a vector kept in L2 between an NE task and the planar-engine task after it is laid
+/// out (`docs/rationale/current-compiler/elementwise.md` §6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L2Form {
+    /// The tensor in the standard L2 layout (a broadcast operand's copy).
+    Standard,
+    /// One row of C values (a `[1, C, 1, 1]` result written transposed: Common.Cfg bit 28).
+    Packed,
+    /// Two packed rows, `[bias; scale]` (a per-channel constant for a ternary PE task).
+    Rows,
+}
+
+/// A vector an NE task leaves in L2 for the next (planar-engine) task.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Vector {
+    /// Its layout.
+    pub form: L2Form,
+    /// Its region (at L2 offset 0).
+    pub region: crate::layout::L2Region,
+}
+
+/// The second operand of a planar-engine task read from L2 rather than through the tile
+/// DMA.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct L2Operand {
+    /// The vector the previous task left.
+    pub vector: L2Vector,
+    /// How it is broadcast (Common word 0x158): 0x10 along W, 0x20 along H, 0x80 along C,
+    /// 0x200 a packed vector of one value per channel.
+    pub broadcast: u32,
+}
+
 /// Everything one TD encodes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
@@ -203,6 +271,14 @@ pub struct Task {
     /// A constant added to the accumulator on the multiply-accumulate path (NE.AccBias,
     /// fp16 bits): `rsqrt(x + eps)` reads `x + eps` through the unity kernel.
     pub acc_bias: Option<u16>,
+    /// The per-channel bias is inline in the kernel blocks (BiasMode with AccBias 0).
+    pub inline_bias: bool,
+    /// Where the (first) source comes from.
+    pub residency: SourceResidency,
+    /// The result stays in L2 for the next task (no write to memory).
+    pub l2_result: Option<L2Vector>,
+    /// The second operand comes from L2 (a planar-engine task after an NE producer).
+    pub l2_operand: Option<L2Operand>,
 }
 
 impl Task {
@@ -224,7 +300,28 @@ impl Task {
             pool: None,
             table: None,
             acc_bias: None,
+            inline_bias: false,
+            residency: SourceResidency::Load,
+            l2_result: None,
+            l2_operand: None,
         }
+    }
+
+    /// Operands of a planar-engine task: its memory sources and the L2 operand (a
+    /// `[bias; scale]` vector counts twice: the ternary form).
+    pub fn operands(&self) -> u32 {
+        let l2 = match self.l2_operand.map(|o| o.vector.form) {
+            None => 0,
+            Some(L2Form::Rows) => 2,
+            Some(_) => 1,
+        };
+        self.sources.len() as u32 + l2
+    }
+
+    /// L2 offset of the first source: after a vector this or the previous task keeps
+    /// at offset 0.
+    pub fn l2_base(&self) -> u64 {
+        self.l2_result.or(self.l2_operand.map(|o| o.vector)).map_or(0, |v| v.region.size)
     }
 
     /// True when the kernel DMA reads anything (weights, a table, channel vectors).

@@ -1,36 +1,157 @@
-//! Weight banks: convolution kernels converted and chunked the way Apple lays them out.
+//! Weight banks: a convolution kernel dealt over the 16 kernel-DMA channels (one per NE)
+//! and packed as Apple's current compiler packs it (`docs/rationale/current-compiler/
+//! convolution.md` §1; the section hash of every stride-1 record and of the 1x1 stride-2
+//! records is reproduced).
 //!
-//! Each output channel's coefficients (Cin/groups x Kh x Kw, in that order) are converted
-//! to the kernel format (fp32 becomes fp16, round to nearest even; fp16 and u8 stay) and
-//! padded to 64 bytes. Output channels are grouped 2^OCGSize per kernel-DMA channel, with
-//! OCGSize the smallest value that fits every channel into the 16 DMA channels; each group
-//! is one contiguous chunk (conv 3->3: three 64-byte chunks; 512x512: OCGSize 5, sixteen
-//! 0x8000-byte chunks).
+//! - **Dealing.** The output channels of a group are dealt in passes of `16 * B`
+//!   channels, `B = 2^OCGSize`: in a pass of `R` channels NE `i` gets the block of
+//!   `b = ceil(R / 16)` consecutive channels starting at `i * b` (`b = B` in a full pass).
+//!   Depthwise convolutions are dealt as one group of single-input channels.
+//! - **A block** is its channels' biases (fp16, when the bias is inline), then the
+//!   coefficients ordered input channel, kernel row, kernel column, output channel
+//!   (output channel fastest), without padding.
+//! - **A chunk** (NE `i`'s) is its blocks, pass after pass, group after group, each
+//!   group's part padded to 64 bytes when there are several groups, the whole padded to
+//!   64 bytes.
+//! - **Sparse form** (stride-2 1x1 kernels, blocks of at most 4 channels): after the
+//!   biases a u16 holds the byte length of the rest of the block; then per input channel
+//!   a u16 mask (bit `8 + j` set when channel `j`'s coefficient is nonzero: the tap sits in
+//!   slot 2 of a 2x2 grid of 4-lane slots) followed by the nonzero coefficients.
+//!
+//! Coefficients are converted to the kernel format first (fp32 becomes fp16, round to
+//! nearest even; fp16, u8 and i8 stay).
 
 use crate::encode::KERNEL_CHANNELS;
 use crate::error::BackendError;
 use crate::layout::round_up;
 use anec_ir::{Blob, DType};
 use half::f16;
+use std::ops::Range;
 
-/// A converted, chunked weight bank.
+/// The largest OCGSize Apple writes (32 output channels per NE and pass).
+const MAX_OCG: u32 = 5;
+/// Output values one NE accumulates at once: `2^OCGSize * Hout * Wout` stays within it
+/// (1024 channels at 16x16 get OCGSize 4 with 32 channels per NE).
+const ACCUMULATOR_BUDGET: u64 = 4096;
+/// Lanes of a sparse tap slot, and the slot a 1x1 tap takes in the 2x2 grid.
+const SPARSE_LANES: u32 = 4;
+const SPARSE_SLOT_1X1: u32 = 2;
+
+/// A convolution kernel in the engine's format, `[cout][cin_g][kh][kw]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    /// Element type of the coefficients (fp16, u8 or i8).
+    pub fmt: DType,
+    /// The coefficients, little-endian, output-channel-major.
+    pub bytes: Vec<u8>,
+    /// Output channels (all groups).
+    pub cout: u32,
+    /// Input channels per group.
+    pub cin_g: u32,
+    /// Kernel height and width.
+    pub kh: u32,
+    /// See `kh`.
+    pub kw: u32,
+}
+
+impl Kernel {
+    /// The kernel of `cout` output channels of `cin_g` x `kh` x `kw` stored in `blob`,
+    /// converted to the kernel format.
+    pub fn from_blob(blob: &Blob, cout: u32, cin_g: u32, kh: u32, kw: u32) -> Result<Kernel, BackendError> {
+        let (fmt, bytes) = convert(blob)?;
+        let k = Kernel { fmt, bytes, cout, cin_g, kh, kw };
+        let need = k.taps() * u64::from(cout) * fmt.size() as u64;
+        if need != k.bytes.len() as u64 {
+            let (have, shape) = (k.bytes.len(), format!("{cout}x{cin_g}x{kh}x{kw}"));
+            return Err(BackendError::Internal(format!("{have} weight bytes for a {shape} kernel")));
+        }
+        Ok(k)
+    }
+
+    /// Coefficients per output channel.
+    fn taps(&self) -> u64 {
+        u64::from(self.cin_g) * u64::from(self.kh) * u64::from(self.kw)
+    }
+
+    /// The bytes of coefficient `(oc, tap)`, `tap` running over input channel, row, column.
+    fn at(&self, oc: u32, tap: u64) -> &[u8] {
+        let size = self.fmt.size();
+        let i = (u64::from(oc) * self.taps() + tap) as usize * size;
+        self.bytes.get(i..i + size).unwrap_or(&[])
+    }
+
+    /// Multiplies output channel `c`'s coefficients by `scale[c]` (fp16 kernels only:
+    /// a per-channel gain folded into the weights).
+    pub fn scale_channels(&mut self, scale: &[f64]) -> Result<(), BackendError> {
+        if self.fmt != DType::F16 || scale.len() != self.cout as usize {
+            return Err(BackendError::Internal("per-channel scale of a non-fp16 or mis-sized kernel".into()));
+        }
+        let per = self.taps() as usize * 2;
+        for (ch, s) in self.bytes.chunks_mut(per.max(1)).zip(scale) {
+            for v in ch.chunks_exact_mut(2) {
+                let x = f16::from_le_bytes([v[0], v[1]]).to_f64() * s;
+                v.copy_from_slice(&f16::from_f64(x).to_le_bytes());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How a task's share of a kernel is packed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packing {
+    /// Groups dealt separately (the NumGroups register: 1 for ordinary and depthwise
+    /// convolutions).
+    pub groups: u32,
+    /// The output channels of each group this task computes (a slice when the task is
+    /// one of several; relative to the group).
+    pub channels: Range<u32>,
+    /// log2 of the block of output channels an NE gets per pass.
+    pub ocg_size: u32,
+    /// Sparse form (1x1 kernels with blocks of at most 4 channels).
+    pub sparse: bool,
+}
+
+/// A packed bank: one chunk per NE that gets output channels.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WeightBank {
     /// Element type of the stored coefficients.
     pub fmt: DType,
-    /// log2 of output channels per chunk.
-    pub ocg_size: u32,
-    /// The chunks' bytes, one per kernel-DMA channel used.
+    /// The chunks' bytes, chunk `i` for NE `i` (NEs without channels are left out at the
+    /// end).
     pub chunks: Vec<Vec<u8>>,
 }
 
-/// The OCGSize that spreads `cout` channels over at most 16 DMA channels.
-pub fn ocg_size(cout: u32) -> u32 {
-    let mut k = 0;
-    while u64::from(cout).div_ceil(1 << k) > KERNEL_CHANNELS as u64 {
-        k += 1;
+/// OCGSize for `n` output channels per group producing `pixels` output values each:
+/// `min(ceil(log2(ceil(n / 16))), 5)`, lowered while `2^OCGSize * pixels` exceeds the
+/// accumulator budget (evidence: §1 of the rationale; 512..1024 channels at 1x1 give 5,
+/// 1024 at 16x16 give 4, 128 at 16x16 give 3, 16 per group or depthwise give 0).
+pub fn ocg_size(n: u32, pixels: u64) -> u32 {
+    let per_ne = n.div_ceil(KERNEL_CHANNELS as u32).max(1);
+    let mut ocg = per_ne.next_power_of_two().trailing_zeros().min(MAX_OCG);
+    while ocg > 0 && (1u64 << ocg) * pixels > ACCUMULATOR_BUDGET {
+        ocg -= 1;
     }
-    k
+    ocg
+}
+
+/// The blocks (channel ranges, relative to the first) NE `ne` gets of `n` channels dealt
+/// in passes of `16 * 2^ocg`.
+pub fn blocks(n: u32, ocg: u32, ne: u32) -> Vec<Range<u32>> {
+    let pass = (KERNEL_CHANNELS as u32) << ocg;
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < n {
+        let r = (n - start).min(pass);
+        let b = r.div_ceil(KERNEL_CHANNELS as u32);
+        let lo = (ne * b).min(r);
+        let hi = ((ne + 1) * b).min(r);
+        if lo < hi {
+            out.push(start + lo..start + hi);
+        }
+        start += r;
+    }
+    out
 }
 
 /// Converts the blob to the engine's kernel format.
@@ -48,29 +169,89 @@ fn convert(blob: &Blob) -> Result<(DType, Vec<u8>), BackendError> {
     }
 }
 
-/// Builds the bank of a `cout`-channel kernel stored output-channel-major in `blob`.
-pub fn bank(blob: &Blob, cout: u32) -> Result<WeightBank, BackendError> {
-    let (fmt, bytes) = convert(blob)?;
-    if cout == 0 || bytes.len() % cout as usize != 0 {
-        return Err(BackendError::Internal(format!("{} weight bytes for {cout} output channels", bytes.len())));
+/// Packs `k` (with `bias`, fp16 bits per output channel, inline) as `p` says.
+pub fn bank(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<WeightBank, BackendError> {
+    if p.groups == 0 || !k.cout.is_multiple_of(p.groups) || bias.is_some_and(|b| b.len() != k.cout as usize) {
+        return Err(BackendError::Internal(format!("a kernel of {} channels in {} groups", k.cout, p.groups)));
     }
-    let per_channel = bytes.len() / cout as usize;
-    let padded = round_up(per_channel as u64, 64) as usize;
-    let ocg = ocg_size(cout);
-    let chunks = bytes
-        .chunks(per_channel * (1 << ocg))
-        .map(|group| {
-            group
-                .chunks(per_channel)
-                .flat_map(|ch| {
-                    let mut v = ch.to_vec();
-                    v.resize(padded, 0);
-                    v
-                })
-                .collect()
-        })
-        .collect();
-    Ok(WeightBank { fmt, ocg_size: ocg, chunks })
+    if p.sparse && (k.kh, k.kw, k.fmt) != (1, 1, DType::F16) {
+        return Err(BackendError::Internal("the sparse form is for fp16 1x1 kernels".into()));
+    }
+    let per_group = k.cout / p.groups;
+    let n = p.channels.end.saturating_sub(p.channels.start);
+    let mut chunks = Vec::with_capacity(KERNEL_CHANNELS);
+    for ne in 0..KERNEL_CHANNELS as u32 {
+        let mine = blocks(n, p.ocg_size, ne);
+        if mine.is_empty() {
+            break;
+        }
+        let mut chunk = Vec::new();
+        for g in 0..p.groups {
+            let first = g * per_group + p.channels.start;
+            for b in &mine {
+                let chans = first + b.start..first + b.end;
+                if p.sparse {
+                    sparse_block(&mut chunk, k, bias, chans)?;
+                } else {
+                    dense_block(&mut chunk, k, bias, chans);
+                }
+            }
+            if p.groups > 1 {
+                pad64(&mut chunk);
+            }
+        }
+        pad64(&mut chunk);
+        chunks.push(chunk);
+    }
+    Ok(WeightBank { fmt: k.fmt, chunks })
+}
+
+fn pad64(v: &mut Vec<u8>) {
+    v.resize(round_up(v.len() as u64, 64) as usize, 0);
+}
+
+fn push_bias(out: &mut Vec<u8>, bias: Option<&[u16]>, chans: &Range<u32>) {
+    if let Some(b) = bias {
+        for oc in chans.clone() {
+            out.extend_from_slice(&b.get(oc as usize).copied().unwrap_or(0).to_le_bytes());
+        }
+    }
+}
+
+/// `[biases][coefficients: tap-major, output channel fastest]`.
+fn dense_block(out: &mut Vec<u8>, k: &Kernel, bias: Option<&[u16]>, chans: Range<u32>) {
+    push_bias(out, bias, &chans);
+    for tap in 0..k.taps() {
+        for oc in chans.clone() {
+            out.extend_from_slice(k.at(oc, tap));
+        }
+    }
+}
+
+/// `[biases][u16 length][per input channel: u16 mask, nonzero values]` of a 1x1 kernel.
+fn sparse_block(out: &mut Vec<u8>, k: &Kernel, bias: Option<&[u16]>, chans: Range<u32>) -> Result<(), BackendError> {
+    if chans.len() > SPARSE_LANES as usize {
+        return Err(BackendError::Internal(format!("a sparse block of {} channels", chans.len())));
+    }
+    push_bias(out, bias, &chans);
+    let mut body = Vec::new();
+    for cin in 0..u64::from(k.cin_g) {
+        let values: Vec<(u32, &[u8])> = chans.clone().enumerate().map(|(j, oc)| (j as u32, k.at(oc, cin))).collect();
+        let nonzero: Vec<&(u32, &[u8])> = values.iter().filter(|(_, v)| !is_zero(v)).collect();
+        let mask = nonzero.iter().fold(0u16, |m, (j, _)| m | 1 << (SPARSE_SLOT_1X1 * SPARSE_LANES + j));
+        body.extend_from_slice(&mask.to_le_bytes());
+        nonzero.iter().for_each(|(_, v)| body.extend_from_slice(v));
+    }
+    let len = u16::try_from(body.len())
+        .map_err(|_| BackendError::Internal(format!("a sparse block of {} bytes", body.len())))?;
+    out.extend_from_slice(&len.to_le_bytes());
+    out.extend_from_slice(&body);
+    Ok(())
+}
+
+/// +0 or -0 in fp16 (the sparse form leaves both out).
+fn is_zero(v: &[u8]) -> bool {
+    matches!(v, [0, 0] | [0, 0x80])
 }
 
 #[cfg(test)]
@@ -79,27 +260,109 @@ mod tests {
 
     use super::*;
 
+    fn kernel(cout: u32, cin_g: u32, k: u32, value: impl Fn(u32, u64) -> f32) -> Kernel {
+        let taps = u64::from(cin_g * k * k);
+        let bytes = (0..cout)
+            .flat_map(|oc| (0..taps).map(move |t| (oc, t)))
+            .flat_map(|(oc, t)| f16::from_f32(value(oc, t)).to_le_bytes());
+        Kernel { fmt: DType::F16, bytes: bytes.collect(), cout, cin_g, kh: k, kw: k }
+    }
+
+    fn halves(b: &[u8]) -> Vec<f32> {
+        b.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect()
+    }
+
+    fn all(cout: u32, ocg: u32) -> Packing {
+        Packing { groups: 1, channels: 0..cout, ocg_size: ocg, sparse: false }
+    }
+
+    /// Rationale §1: 512..1024 channels at 1x1 give 5 (cap), 1024 at 16x16 give 4 (the
+    /// accumulator budget), 128 at 16x16 3, 64 at 8x8 2, 16 per group and depthwise 0.
     #[test]
-    fn conv_3_to_3_is_three_padded_chunks() {
-        let blob = Blob { dtype: DType::F16, bytes: [0x00, 0x40].repeat(9) };
-        let b = bank(&blob, 3).unwrap();
-        assert_eq!(b.ocg_size, 0);
-        assert_eq!(b.chunks.len(), 3);
-        assert!(b.chunks.iter().all(|c| c.len() == 64 && c[..6] == [0, 0x40, 0, 0x40, 0, 0x40]));
+    fn ocg_size_follows_channels_and_the_accumulator_budget() {
+        assert_eq!(ocg_size(1024, 1), 5);
+        assert_eq!(ocg_size(768, 1), 5);
+        assert_eq!(ocg_size(512, 256), 4);
+        assert_eq!(ocg_size(128, 256), 3);
+        assert_eq!(ocg_size(64, 64), 2);
+        assert_eq!(ocg_size(16, 256), 0);
+        assert_eq!(ocg_size(1, 256), 0);
+        assert_eq!(ocg_size(3, 1), 0);
+    }
+
+    /// `env_conv_k1_c768_n768` (OCGSize 5): NE i gets 32i..32i+31, then 512+16i..+15.
+    #[test]
+    fn a_partial_last_pass_gives_each_ne_a_smaller_block() {
+        assert_eq!(blocks(768, 5, 1), vec![32..64, 528..544]);
+        assert_eq!(blocks(64, 0, 3), vec![3..4, 19..20, 35..36, 51..52]);
+        assert_eq!(blocks(3, 0, 2), vec![2..3]);
+        assert!(blocks(3, 0, 3).is_empty());
+    }
+
+    /// The 3x3 64->64 record with bias: chunk = 4 biases + 64x9x4 coefficients = 0x1240,
+    /// the coefficients output channel fastest.
+    #[test]
+    fn blocks_put_the_bias_first_and_the_output_channel_fastest() {
+        let k = kernel(64, 64, 3, |oc, t| (oc * 16) as f32 + (t % 16) as f32);
+        let bias: Vec<u16> = (0..64).map(|c| f16::from_f32(c as f32).to_bits()).collect();
+        let b = bank(&k, Some(&bias), &all(64, 2)).unwrap();
+        assert_eq!(b.chunks.len(), 16);
+        assert!(b.chunks.iter().all(|c| c.len() == 0x1240));
+        let c1 = halves(&b.chunks[1]);
+        assert_eq!(&c1[..4], &[4.0, 5.0, 6.0, 7.0]);
+        assert_eq!(&c1[4..9], &[64.0, 80.0, 96.0, 112.0, 65.0]);
+    }
+
+    /// Grouped (g4, 16 per group, 3x3, bias): each group's part (2 + 288 bytes) padded to
+    /// 64, chunk 0x500; NE i gets channel i of every group.
+    #[test]
+    fn groups_are_dealt_separately_and_padded() {
+        let k = kernel(64, 16, 3, |oc, _| oc as f32);
+        let bias = vec![0x3C00u16; 64];
+        let p = Packing { groups: 4, channels: 0..16, ocg_size: 0, sparse: false };
+        let b = bank(&k, Some(&bias), &p).unwrap();
+        assert!(b.chunks.iter().all(|c| c.len() == 0x500));
+        assert_eq!(halves(&b.chunks[2][0x140..0x144]), vec![1.0, 18.0]);
+    }
+
+    /// Depthwise with bias: 4 x (2 + 18) = 80 bytes -> 0x80; NE i gets i, i+16, ...
+    #[test]
+    fn depthwise_is_one_group_of_single_channel_blocks() {
+        let k = kernel(64, 1, 3, |oc, _| oc as f32);
+        let bias = vec![0u16; 64];
+        let b = bank(&k, Some(&bias), &all(64, 0)).unwrap();
+        assert!(b.chunks.iter().all(|c| c.len() == 0x80));
+        assert_eq!(halves(&b.chunks[5][..20])[1..3], [5.0, 5.0]);
+        assert_eq!(halves(&b.chunks[5][20..40])[1], 21.0);
+    }
+
+    /// `env_conv_k1_c64_n64_s16_st2_g1_bias1`: the leading u16 of a block is the byte
+    /// length of the masks and values after it (526 = 64 masks + 199 values there).
+    #[test]
+    fn sparse_blocks_hold_masks_and_nonzero_values() {
+        let k = kernel(4, 2, 1, |oc, cin| if oc == 1 && cin == 0 { 0.0 } else { 1.0 + oc as f32 });
+        let p = Packing { groups: 1, channels: 0..4, ocg_size: 0, sparse: true };
+        let b = bank(&k, Some(&[0x3C00; 4]), &p).unwrap();
+        let c0 = &b.chunks[0];
+        // One channel per NE: [bias][len = 2 * (2 + 2)][mask 0x100][v][mask 0x100][v].
+        assert_eq!(&c0[..12], &[0x00, 0x3C, 8, 0, 0, 1, 0x00, 0x3C, 0, 1, 0x00, 0x3C]);
+        let c1 = &b.chunks[1];
+        // Channel 1's coefficient of input 0 is zero: an empty mask, no value.
+        assert_eq!(&c1[2..10], &[6, 0, 0, 0, 0, 1, 0x00, 0x40]);
     }
 
     #[test]
-    fn gemm_512_uses_ocg_5() {
-        assert_eq!(ocg_size(512), 5);
-        assert_eq!(ocg_size(16), 0);
-        assert_eq!(ocg_size(17), 1);
+    fn per_channel_scales_fold_into_the_coefficients() {
+        let mut k = kernel(2, 1, 1, |_, _| 3.0);
+        k.scale_channels(&[0.5, 2.0]).unwrap();
+        assert_eq!(halves(&k.bytes), vec![1.5, 6.0]);
     }
 
     #[test]
-    fn fp32_converts_to_fp16() {
+    fn fp32_converts_to_fp16_and_sizes_are_checked() {
         let blob = Blob { dtype: DType::F32, bytes: 3.0f32.to_le_bytes().to_vec() };
-        let b = bank(&blob, 1).unwrap();
-        assert_eq!(b.fmt, DType::F16);
-        assert_eq!(&b.chunks[0][..2], &[0x00, 0x42]);
+        let k = Kernel::from_blob(&blob, 1, 1, 1, 1).unwrap();
+        assert_eq!((k.fmt, &k.bytes[..]), (DType::F16, &[0x00, 0x42][..]));
+        assert!(Kernel::from_blob(&blob, 2, 1, 1, 1).is_err());
     }
 }

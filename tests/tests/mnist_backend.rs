@@ -158,8 +158,11 @@ fn mnist_compiles_to_five_tasks_with_fused_bias_and_relu() {
         assert_eq!((field(td, "Common.ConvCfg.Kh"), field(td, "Common.ConvCfg.Kw")), (k, k));
         assert_eq!((field(td, "Common.ConvCfg.Py"), field(td, "Common.ConvCfg.Px")), (pad, pad));
         assert_eq!(field(td, "Common.OutDim.Hout"), hout);
+        // The bias leads each kernel block (Apple's current compiler): BiasMode without
+        // AccBias, the bias header stream idle.
         assert_eq!(field(td, "NE.MACCfg.BiasMode"), 1);
-        assert_eq!(td.word(0xF4), 0x81, "bias stream enabled");
+        assert_eq!(field(td, "NE.AccBias.AccBias"), 0);
+        assert_eq!(td.word(0xF4), 0x80, "bias stream idle");
     }
     assert_eq!(field(conv[0], "NE.MACCfg.NonlinearMode"), 1);
     assert_eq!(field(conv[1], "NE.MACCfg.NonlinearMode"), 1);
@@ -171,8 +174,8 @@ fn mnist_compiles_to_five_tasks_with_fused_bias_and_relu() {
         assert_eq!(field(td, "Common.OutDim.Hout"), hout);
         assert_eq!(field(td, "aneTD.Header[9].KBE0"), 0);
     }
-    // 8 + 16 + 10 weight chunks and 3 bias streams, each relocated against __const.
-    assert_eq!(c.hwx.relocations.len(), 8 + 16 + 10 + 3);
+    // 8 + 16 + 10 weight chunks (biases inline), each relocated against __const.
+    assert_eq!(c.hwx.relocations.len(), 8 + 16 + 10);
 }
 
 #[test]

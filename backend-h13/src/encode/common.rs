@@ -1,8 +1,8 @@
 //! The Common block: dimensions, formats, convolution geometry, task configuration.
 
 use crate::error::BackendError;
-use crate::generation::Generation;
-use crate::task::{Engine, Task};
+use crate::generation::{Generation, PassSharing};
+use crate::task::{Engine, L2Form, Task};
 use crate::td::TdImage;
 use anec_ir::DType;
 
@@ -40,6 +40,9 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     if t.engine == Engine::Pe {
         td.set_unnamed(0x154, pe_tile(t))?;
     }
+    if let Some(o) = t.l2_operand {
+        td.set_unnamed(0x158, o.broadcast)?;
+    }
     encode_cfg(td, t, gen)?;
     if t.acc_bias.is_some() {
         // Apple's rsqrt(x, eps) task (the unity kernel on the MAC path with AccBias).
@@ -54,13 +57,17 @@ fn encode_dims(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     td.set("Common.InDim.Hin", u64::from(src.ty.h))?;
     td.set_unnamed(0x12C, src.ty.d)?;
     td.set("Common.ChCfg.InFmt", fmt_code(src.ty.dtype)?)?;
-    if let Some(src2) = t.sources.get(1) {
-        // Bits [3:2] of ChCfg carry the second source's format (unnamed; 2 in sum/mul12).
-        td.set_unnamed_bits(0x130, (fmt_code(src2.ty.dtype)? as u32) << 2)?;
+    // Bits [3:2] of ChCfg carry the second operand's format (unnamed; 2 in sum/mul12 and
+    // for an fp16 operand in L2).
+    let second = t.sources.get(1).map(|s| s.ty.dtype).or(t.l2_operand.map(|_| DType::F16));
+    if let Some(dtype) = second {
+        td.set_unnamed_bits(0x130, (fmt_code(dtype)? as u32) << 2)?;
     }
     td.set("Common.ChCfg.OutFmt", fmt_code(t.dest.ty.dtype)?)?;
-    td.set("Common.Cin.Cin", u64::from(src.ty.c))?;
-    td.set("Common.Cout.Cout", u64::from(t.dest.ty.c))?;
+    // A grouped convolution states the channels of one group.
+    let groups = if t.engine.is_conv() { t.conv.groups.max(1) } else { 1 };
+    td.set("Common.Cin.Cin", u64::from(src.ty.c / groups))?;
+    td.set("Common.Cout.Cout", u64::from(t.dest.ty.c / groups))?;
     td.set("Common.OutDim.Wout", u64::from(t.dest.ty.w))?;
     td.set("Common.OutDim.Hout", u64::from(t.dest.ty.h))?;
     td.set_unnamed(0x140, t.dest.ty.d)
@@ -81,40 +88,95 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     // write NumGroups 2); the NE's batch is 1 here.
     let groups = if t.engine == Engine::Pe { t.dest.ty.n.max(1) } else { g.groups };
     td.set("Common.GroupConvCfg.NumGroups", u64::from(groups))?;
-    td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine.channelwise()))?;
+    td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine.channelwise() || g.unicast))?;
     td.set("Common.GroupConvCfg.UnicastCin", 1)
 }
 
-/// Common.Cfg per engine path, as Apple writes it for each (one program of each kind),
-/// with two fields derived from the task:
+/// Common.Cfg per engine path, as Apple writes it for each, with fields derived from the
+/// task:
 /// - ActiveNE = log2 of the NE count rounded up to a power of two (Apple's
 ///   `HandleCommonConfigTileAndTaskInfo` writes `RoundUpToNextPow2Log2(NumNeededNEs)`),
 ///   one NE per output channel, at most 16 ([`active_ne`]).
-/// - SmallSourceMode for windowed tasks whose source row fits one 16-byte L2 granule
-///   (inferred: conv.hwx, Win 1, sets it; no wider Apple convolution is here).
+/// - The scheduling fields (SmallSourceMode, ShPref, ShMin, ShMax) of a convolution by
+///   [`conv_schedule`]; of a pass task by the generation; of pooling SmallSourceMode for a
+///   source row within one L2 granule (inferred from conv.hwx) and 4/4/4.
 fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let double_buf = u64::from(gen.acc_double_buffer);
-    let rows = usize::from(t.dest.ty.h > 1);
-    let ([pref, min, max], double_buf, unnamed) = match t.engine {
-        Engine::NePass => (gen.pass_shared[rows], double_buf, CFG_UNNAMED),
-        Engine::NeConv | Engine::NePool => ([4, 4, 4], double_buf, CFG_UNNAMED),
-        Engine::Pe => ([0, 0, 0], 0, pe_cfg_bits(t)),
+    let (small, [pref, min, max], double_buf, unnamed) = match t.engine {
+        Engine::NePass => (false, pass_sharing(t, gen.pass_shared), double_buf, CFG_UNNAMED),
+        Engine::NeConv => {
+            let (small, sh) = conv_schedule(t);
+            (small, sh, double_buf, CFG_UNNAMED)
+        }
+        Engine::NePool => (small_source(t), [4, 4, 4], double_buf, CFG_UNNAMED),
+        Engine::Pe => (false, [0, 0, 0], 0, pe_cfg_bits(t)),
     };
-    td.set("Common.Cfg.SmallSourceMode", u64::from(small_source(t)))?;
+    td.set("Common.Cfg.SmallSourceMode", u64::from(small))?;
     td.set("Common.Cfg.ShPref", pref)?;
     td.set("Common.Cfg.ShMin", min)?;
     td.set("Common.Cfg.ShMax", max)?;
     td.set("Common.Cfg.ActiveNE", active_ne(t))?;
     td.set("Common.Cfg.AccDoubleBufEn", double_buf)?;
-    td.set_unnamed_bits(0x15C, unnamed)
+    let packed = t.l2_result.is_some_and(|v| v.form == L2Form::Packed);
+    td.set_unnamed_bits(0x15C, unnamed | if packed { CFG_PACKED_RESULT } else { 0 })
+}
+
+/// Common.Cfg bit 28: the NE writes its `[1, C, 1, 1]` result transposed, as one packed
+/// row of C values (real_div's reciprocal kept in L2).
+const CFG_PACKED_RESULT: u32 = 1 << 28;
+
+/// Bytes of the row budget an NE pass task's ShMax counts rows of.
+const PASS_ROW_BUDGET: u64 = 256;
+
+/// ShPref, ShMin, ShMax of an NE pass task.
+fn pass_sharing(t: &Task, rule: PassSharing) -> [u64; 3] {
+    match rule {
+        PassSharing::Fixed(v) => v,
+        PassSharing::ByRows => {
+            let row = u64::from(t.dest.ty.w) * t.dest.ty.dtype.size() as u64;
+            let fit = (PASS_ROW_BUDGET / row.max(1)).max(1).ilog2();
+            let max = u64::from(t.dest.ty.h.max(1).ilog2().min(fit)).min(SH_MAX_LARGE);
+            [0, 0, max]
+        }
+    }
+}
+
+/// Output width up to which a convolution runs in SmallSourceMode, and the largest kernel
+/// chunk it allows (the 0x12080-byte chunks of the 768-channel 1x1 record still do).
+const SMALL_OUTPUT_WIDTH: u32 = 8;
+const SMALL_SOURCE_CHUNK: u64 = 0x12080;
+/// Coefficients per output channel from which a convolution prefers sharing
+/// (ShPref = ShMin = ShMax); lighter ones write only ShMax.
+const HEAVY_TAPS: u64 = 256;
+/// The largest ShMax of a convolution outside SmallSourceMode, and its value inside.
+const SH_MAX_LARGE: u64 = 3;
+const SH_SMALL: u64 = 4;
+
+/// SmallSourceMode and (ShPref, ShMin, ShMax) of a convolution (rationale §3 of
+/// `docs/rationale/current-compiler/convolution.md`; every convolution of both
+/// generations): an output at most 8 wide whose chunks are at most 0x12080 bytes runs in
+/// SmallSourceMode with 4/4/4; otherwise ShMax = min(3, floor(log2 Hout)), and ShPref =
+/// ShMin = ShMax when each output channel reads at least 256 coefficients, else 0.
+pub fn conv_schedule(t: &Task) -> (bool, [u64; 3]) {
+    let largest = t.kernel.iter().map(|c| c.size).max().unwrap_or(0);
+    if t.dest.ty.w <= SMALL_OUTPUT_WIDTH && largest <= SMALL_SOURCE_CHUNK {
+        return (true, [SH_SMALL; 3]);
+    }
+    let max = u64::from(t.dest.ty.h.max(1).ilog2()).min(SH_MAX_LARGE);
+    // Input channels each output channel reads: one for depthwise, a group's otherwise.
+    let groups = t.conv.groups.max(1);
+    let cin = if t.conv.unicast { 1 } else { t.sources.first().map_or(0, |s| s.ty.c / groups) };
+    let taps = u64::from(cin) * u64::from(t.conv.kh) * u64::from(t.conv.kw);
+    let shared = if taps >= HEAVY_TAPS { max } else { 0 };
+    (false, [shared, shared, max])
 }
 
 /// The planar-engine Cfg bits: bit 0, bit 1 for a second operand read by the tile DMA,
-/// operands + 1 in bits 4..6.
+/// operands + 1 in bits 4..6 (0x21 one operand, 0x31 the second in L2, 0x33 both through
+/// the DMA, 0x41 three).
 fn pe_cfg_bits(t: &Task) -> u32 {
-    let operands = t.sources.len() as u32;
-    let dma = if operands > 1 { CFG_SECOND_FROM_DMA } else { 0 };
-    CFG_UNNAMED | dma | ((operands + 1) << 4)
+    let dma = if t.sources.len() > 1 { CFG_SECOND_FROM_DMA } else { 0 };
+    CFG_UNNAMED | dma | ((t.operands() + 1) << 4)
 }
 
 /// The planar engine's tile (word 0x154): log2 rows << 4 | log2 columns, columns the
@@ -125,7 +187,7 @@ fn pe_tile(t: &Task) -> u32 {
     let log2_ceil = |v: u32| v.max(1).next_power_of_two().trailing_zeros();
     let (lo, hi) = PE_TILE_COLS;
     let cols = log2_ceil(t.dest.ty.w).clamp(lo, hi);
-    let budget = PE_TILE_BUDGET[usize::from(t.sources.len() > 1)];
+    let budget = PE_TILE_BUDGET[usize::from(t.operands() > 1)];
     let rows = log2_ceil(t.dest.ty.h).min(budget.saturating_sub(cols));
     (rows << 4) | cols
 }
@@ -159,7 +221,19 @@ pub fn active_ne(t: &Task) -> u64 {
     if !t.engine.uses_ne() {
         return 0;
     }
-    u64::from(ne_count(t.dest.ty.c).trailing_zeros())
+    u64::from(task_nes(t).trailing_zeros())
+}
+
+/// NEs of a task writing a packed vector into L2: 8 whatever the channel count (Apple's
+/// reciprocal of 64 and of 768 channels; no rule is known).
+pub const PACKED_VECTOR_NES: u32 = 8;
+
+/// The NEs an NE task runs on.
+pub fn task_nes(t: &Task) -> u32 {
+    match t.l2_result {
+        Some(v) if v.form == L2Form::Packed => PACKED_VECTOR_NES,
+        _ => ne_count(t.dest.ty.c),
+    }
 }
 
 /// Header ENE: ActiveNE + 1 for NE tasks, 0 for planar-engine tasks (every task of both

@@ -5,7 +5,7 @@
 use super::ChainPos;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::Task;
+use crate::task::{SourceResidency, Task};
 use crate::td::TdImage;
 
 /// LogEvents of every task; the first task adds the generation's first-task bit, the last
@@ -58,20 +58,29 @@ pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos, gen: &Generation) -> Re
     td.set("aneTD.Header[4].DebugLogEvents", debug_class(t) | position)?;
     td.set("aneTD.Header[8].TBE", u64::from(!last))?;
     td.set("aneTD.Header[1].ExeCycles", exe_cycles(t))?;
-    for flag in ["SPL", "TSR", "TSE", "SrcLoc", "DstLoc"] {
-        td.set(&format!("aneTD.Header[6].{flag}"), 1)?;
+    // SPL on the first task, TSR and TSE on the last; SrcLoc when the task reads its
+    // source from memory, DstLoc when it writes memory (every chain of the current
+    // corpus; a single task sets all five).
+    let reads = t.residency != SourceResidency::Resident;
+    let writes = t.l2_result.is_none();
+    let flags = [("SPL", first), ("TSR", last), ("TSE", last), ("SrcLoc", reads), ("DstLoc", writes)];
+    for (flag, on) in flags {
+        td.set(&format!("aneTD.Header[6].{flag}"), u64::from(on))?;
     }
     encode_bars(td, t)
 }
 
 fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let names = [("RBase0", "RBE0"), ("RBase1", "RBE1")];
-    for (src, (base, enable)) in t.sources.iter().zip(names) {
+    let skip = usize::from(t.residency == SourceResidency::Resident);
+    for (src, (base, enable)) in t.sources.iter().zip(names).skip(skip) {
         td.set(&format!("aneTD.Header[8].{base}"), u64::from(src.bar))?;
         td.set(&format!("aneTD.Header[8].{enable}"), 1)?;
     }
-    td.set("aneTD.Header[8].WBase", u64::from(t.dest.bar))?;
-    td.set("aneTD.Header[8].WBE", 1)?;
+    if t.l2_result.is_none() {
+        td.set("aneTD.Header[8].WBase", u64::from(t.dest.bar))?;
+        td.set("aneTD.Header[8].WBE", 1)?;
+    }
     td.set("aneTD.Header[8].ENE", super::common::engine_enable(t))?;
     if t.reads_kernel_memory() {
         td.set("aneTD.Header[9].KBase0", CONST_BAR)?;
@@ -80,27 +89,56 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     Ok(())
 }
 
-/// ExeCycles: Apple's estimate of a task's cost. No exact rule is known; this is a cost
-/// model fitted to every elementwise and unary task of the current corpus (48 tasks, all
-/// reproduced; leaving one case out, 4 of 48 miss by 1 or 2): per DRAM read, a term per
-/// plane (N·C) and per 64-byte row segment; per DRAM write, a term per row (N·C·H) and per
-/// segment; per NE task, a term per plane. Every v4.2.1 program is small enough for 0, as
-/// Apple wrote. See `docs/conformance.md`.
+/// ExeCycles: Apple's estimate of a task's cost. No exact rule is known.
+/// - A convolution costs its DRAM traffic: kernel bytes plus the rows of its input and
+///   output padded to 64 bytes, at [`CONV_BYTES_PER_CYCLE`] (rationale §3 of
+///   `docs/rationale/current-compiler/convolution.md`: one constant fits all 25
+///   convolution tasks of the current corpus; v4.2.1's conv 3->3 gives 0 as Apple wrote).
+/// - Other tasks follow a cost model fitted to every task of the elementwise, broadcast,
+///   unary and activation records of the current corpus (44 tasks, all reproduced, at
+///   the centre of the feasible region; leaving one case out, 3 of 44 miss by 1): per
+///   memory read a term per plane (N·C) and per row (N·C·H), per memory write a term per
+///   row, and a term per byte moved (reads and writes, unpadded rows). Every v4.2.1
+///   program is small enough for 0, as Apple wrote. See `docs/conformance.md`.
 fn exe_cycles(t: &Task) -> u64 {
-    const READ_PLANE: f64 = 0.001_713_6;
-    const READ_SEGMENT: f64 = 0.001_786_5;
-    const WRITE_ROW: f64 = 0.001_732_3;
-    const WRITE_SEGMENT: f64 = 0.000_118;
-    const NE_PLANE: f64 = 0.000_501;
+    if t.engine.is_conv() {
+        return conv_cycles(t);
+    }
+    const READ_PLANE: f64 = 0.001_825_37;
+    const READ_ROW: f64 = 0.001_808_48;
+    const WRITE_ROW: f64 = 0.001_553_73;
+    const BYTE: f64 = 0.000_004_790_83;
     let ty = t.dest.ty;
     let planes = f64::from(ty.n) * f64::from(ty.c);
     let rows = planes * f64::from(ty.h);
-    let segments = rows * (u64::from(ty.w) * ty.dtype.size() as u64).div_ceil(64) as f64;
+    let row_bytes = (u64::from(ty.w) * ty.dtype.size() as u64) as f64;
     let reads = t.sources.len() as f64;
-    let ne = if t.engine.uses_ne() { 1.0 } else { 0.0 };
-    let cost = reads * (READ_PLANE * planes + READ_SEGMENT * segments)
-        + WRITE_ROW * rows
-        + WRITE_SEGMENT * segments
-        + ne * NE_PLANE * planes;
+    let writes = if t.l2_result.is_some() { 0.0 } else { 1.0 };
+    let cost = reads * (READ_PLANE * planes + READ_ROW * rows)
+        + writes * WRITE_ROW * rows
+        + BYTE * (reads + writes) * rows * row_bytes;
     cost.floor().clamp(0.0, f64::from(u16::MAX)) as u64
+}
+
+/// Bytes of DRAM traffic per cycle of a convolution: any value in (34044.7, 34192.7]
+/// reproduces every convolution task of the current corpus.
+const CONV_BYTES_PER_CYCLE: f64 = 1_024_000.0 / 30.0;
+
+/// The convolution term: (kernel + input + output bytes) / [`CONV_BYTES_PER_CYCLE`]; a
+/// source already in L2 costs nothing.
+fn conv_cycles(t: &Task) -> u64 {
+    let rows = |s: &crate::task::Surface| {
+        let ty = s.ty;
+        u64::from(ty.n)
+            * u64::from(ty.c)
+            * u64::from(ty.h)
+            * crate::layout::round_up(u64::from(ty.w) * ty.dtype.size() as u64, 64)
+    };
+    let kernel: u64 = t.kernel.iter().map(|c| c.size).sum();
+    let input = match (t.residency, t.sources.first()) {
+        (SourceResidency::Resident, _) | (_, None) => 0,
+        (_, Some(s)) => rows(s),
+    };
+    let bytes = kernel + input + rows(&t.dest);
+    ((bytes as f64 / CONV_BYTES_PER_CYCLE).floor() as u64).min(u64::from(u16::MAX))
 }

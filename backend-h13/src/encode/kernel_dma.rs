@@ -23,8 +23,11 @@ use crate::td::TdImage;
 pub const CHANNELS: usize = 16;
 /// CacheHint of every channel when the NE runs.
 const CACHE_HINT: u64 = 2;
-/// Unnamed word 0x2C: 0x40 whenever a kernel stream is read (conv, sigmoid; 0 for ReLU).
+/// Unnamed word 0x2C: 0x40 whenever a kernel stream is read (conv, sigmoid; 0 for ReLU),
+/// 0x60 when the kernel is in the sparse form (every stride-2 convolution of the current
+/// corpus).
 const KERNEL_STREAM_WORD: u32 = 0x40;
+const KERNEL_STREAM_SPARSE: u32 = 0x20;
 /// Config words of the four header streams (0xF4..0x100, after the 16 buffer sizes):
 /// CacheHint 2 (0x80) whenever the NE runs, in every Apple program; En (bit 0) added for
 /// a stream that is read.
@@ -53,7 +56,8 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         return Err(BackendError::Internal(format!("{} kernel chunks > {CHANNELS}", t.kernel.len())));
     }
     if t.reads_kernel_memory() {
-        td.set_unnamed(0x2C, KERNEL_STREAM_WORD)?;
+        let sparse = if t.conv.sparse { KERNEL_STREAM_SPARSE } else { 0 };
+        td.set_unnamed(0x2C, KERNEL_STREAM_WORD | sparse)?;
     }
     let idle_size = !t.kernel.is_empty() || gen.idle_channel_size_without_kernel;
     for i in 0..CHANNELS {

@@ -5,7 +5,7 @@ use super::set_unnamed_units;
 use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::layout::{round_up, L2Region};
-use crate::task::{Engine, PoolMode, Surface, Task};
+use crate::task::{Engine, PoolMode, SourceResidency, Surface, Task};
 use crate::td::TdImage;
 
 /// Unnamed SourceCfg bit 24: set when a second source is read (sum, mul12).
@@ -36,12 +36,27 @@ const NE_PAD: u64 = 0x30;
 /// that lands on a 0x400 boundary (the current corpus: 0x8000 -> 0x8040; sum.hwx 0x440).
 const SECOND_SOURCE_BANK: u64 = 0x400;
 
+/// A convolution's source row gets 0x30 of padding at stride 1 when its unpadded row is
+/// at least 0x400, otherwise 0x20 (every convolution of the current corpus: 64x8x8 ->
+/// 0x430, 16 channels of a 4-group convolution 0x200 -> 0x220, stride 2 0x20).
+const CONV_PAD_WIDE_ROW: u64 = 0x400;
+
+/// The channels of a task's source or result one L2 region holds: one group's when the
+/// hardware loops over the groups of a grouped convolution.
+fn region_channels(t: &Task, c: u32) -> u32 {
+    match t.conv.groups {
+        g if g > 1 && t.engine.is_conv() => c / g,
+        _ => c,
+    }
+}
+
 /// The L2 region of a source of `t` at `base`.
-fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) -> L2Region {
+pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) -> L2Region {
     let ty = s.ty;
+    let c = region_channels(t, ty.c);
     let cap = if t.engine.uses_ne() { NE_CHANNEL_CAP } else { u64::MAX };
-    let plane = L2Region::unpadded_row(ty.c, ty.w, ty.dtype, cap);
-    let channel = plane / u64::from(ty.c.max(1));
+    let plane = L2Region::unpadded_row(c, ty.w, ty.dtype, cap);
+    let channel = plane / u64::from(c.max(1));
     let pad = match t.engine {
         Engine::Pe => {
             if plane.is_multiple_of(PE_PAD_EVERY) {
@@ -51,9 +66,10 @@ fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) -> L2Region
             }
         }
         Engine::NeConv if !gen.conv_source_pad => 0,
+        Engine::NeConv if t.conv.sy == 1 && plane >= CONV_PAD_WIDE_ROW => NE_PAD,
+        Engine::NeConv => NE_PAD_SHORT,
         _ => {
-            let rows_read = ty.h > 1 || t.engine.is_conv();
-            if channel > NE_NARROW_CHANNEL || !rows_read {
+            if channel > NE_NARROW_CHANNEL || ty.h <= 1 {
                 0
             } else if t.conv.sy == 2 || plane <= NE_SHORT_ROW {
                 NE_PAD_SHORT
@@ -62,7 +78,14 @@ fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) -> L2Region
             }
         }
     };
-    L2Region::new(base, ty.c, ty.h, ty.w, ty.dtype, cap, pad)
+    L2Region::new(base, c, ty.h, ty.w, ty.dtype, cap, pad)
+}
+
+/// True when the result region is aliased to the destination DMA (L2BfrMode 1, no
+/// convolution result strides): every non-windowed task, and convolutions in the
+/// generations that alias them.
+pub(crate) fn result_aliased(t: &Task, gen: &Generation) -> bool {
+    !t.engine.windowed() || (t.engine.is_conv() && gen.conv_result_aliased)
 }
 
 /// The result region at `base`: laid out as the destination, unpadded.
@@ -78,15 +101,23 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         Some(PoolMode::Max) => td.set("L2.L2Cfg.PaddingMode", PADDING_MODE_MAX_POOL)?,
         None => {}
     }
-    set_aliases(td, "SourceCfg")?;
-    td.set("L2.SourceCfg.SourceType", 2)?;
-    let r1 = source_region(t, src, 0, gen);
+    let r1 = source_region(t, src, t.l2_base(), gen);
+    encode_source_cfg(td, t)?;
     td.set("L2.SourceBase.Addr", r1.base >> 4)?;
     super::set_units(td, "L2.SourceChannelStride.Stride", r1.channel, 16)?;
     super::set_units(td, "L2.SourceRowStride.Stride", r1.row, 16)?;
     set_unnamed_units(td, 0x1F4, r1.plane, 4, 17)?;
-    set_unnamed_units(td, 0x1F8, r1.plane, 4, 17)?;
+    if t.residency != SourceResidency::Resident {
+        set_unnamed_units(td, 0x1F8, r1.plane, 4, 17)?;
+    }
     let mut end = r1.end();
+    if let Some(o) = t.l2_operand {
+        // The second operand where the previous task left it (its plane2 word stays 0).
+        let r2 = o.vector.region;
+        for (offset, bytes) in [(0x1FC, r2.base), (0x200, r2.channel), (0x204, r2.row), (0x208, r2.plane)] {
+            set_unnamed_units(td, offset, bytes, 4, 17)?;
+        }
+    }
     if let Some(src2) = t.sources.get(1) {
         td.set_unnamed_bits(0x1E4, SOURCE_CFG_TWO_SOURCES)?;
         let mut base2 = round_up(end, SECOND_SOURCE_ALIGN);
@@ -100,15 +131,45 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         }
         end = r2.end();
     }
-    encode_result(td, t, end)
+    encode_result(td, t, end, gen)
 }
 
-fn encode_result(td: &mut TdImage, t: &Task, base: u64) -> Result<(), BackendError> {
-    set_aliases(td, "ResultCfg")?;
+/// SourceCfg: SourceType 2 for a source read for this task alone, 1 for one kept in L2
+/// for the next tasks, 0 (and no alias or DMA-format bits) for one already there (the
+/// split convolution of the current corpus: 0x500171, then 0x100).
+fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    let source_type = match t.residency {
+        SourceResidency::Load => 2,
+        SourceResidency::LoadAndKeep => 1,
+        SourceResidency::Resident => {
+            return td.set("L2.SourceCfg.DMAInterleave", 1);
+        }
+    };
+    // A task reading an operand another task left in L2 drops the planar aliases (0x172).
+    let aliases = if t.l2_operand.is_some() { &CONV_ALIASES[..] } else { &ALIASES[..] };
+    set_bits(td, "SourceCfg", aliases)?;
+    td.set("L2.SourceCfg.SourceType", source_type)
+}
+
+fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Result<(), BackendError> {
+    // A task after another in L2 (a resident source or an L2 operand) has no alias bits.
+    if t.residency == SourceResidency::Resident || t.l2_operand.is_some() {
+        set_bits(td, "ResultCfg", &DMA_BITS)?;
+    } else {
+        set_bits(td, "ResultCfg", &ALIASES)?;
+    }
+    if let Some(v) = t.l2_result {
+        // Kept for the next task at offset 0: ResultType 0, laid out by the result strides.
+        let r = v.region;
+        super::set_units(td, "L2.ConvResultChannelStride.Stride", r.channel, 16)?;
+        super::set_units(td, "L2.ConvResultRowStride.Stride", r.row, 16)?;
+        return set_unnamed_units(td, 0x220, r.plane, 4, 17);
+    }
     td.set("L2.ResultCfg.ResultType", 2)?;
-    td.set("L2.ResultCfg.L2BfrMode", u64::from(!t.engine.windowed()))?;
+    let aliased = result_aliased(t, gen);
+    td.set("L2.ResultCfg.L2BfrMode", u64::from(aliased))?;
     super::set_units(td, "L2.ResultBase.Addr", base, 16)?;
-    if t.engine.windowed() {
+    if !aliased {
         let r = result_region(&t.dest, base);
         super::set_units(td, "L2.ConvResultChannelStride.Stride", r.channel, 16)?;
         super::set_units(td, "L2.ConvResultRowStride.Stride", r.row, 16)?;
@@ -118,9 +179,16 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64) -> Result<(), BackendErr
     Ok(())
 }
 
-/// The alias and DMA-format bits Apple sets in both SourceCfg and ResultCfg.
-fn set_aliases(td: &mut TdImage, cfg: &str) -> Result<(), BackendError> {
-    for f in ["AliasConvSrc", "AliasConvRslt", "AliasPlanarSrc", "AliasPlanarRslt", "DMAFmt", "DMAInterleave"] {
+/// The alias and DMA-format bits Apple sets in both SourceCfg and ResultCfg, the subset
+/// without the planar aliases, and the DMA-format bits alone.
+const ALIASES: [&str; 6] =
+    ["AliasConvSrc", "AliasConvRslt", "AliasPlanarSrc", "AliasPlanarRslt", "DMAFmt", "DMAInterleave"];
+const CONV_ALIASES: [&str; 4] = ["AliasConvSrc", "AliasConvRslt", "DMAFmt", "DMAInterleave"];
+const DMA_BITS: [&str; 2] = ["DMAFmt", "DMAInterleave"];
+
+/// Sets each of `bits` (one-bit fields, DMAFmt 1) of `cfg`.
+fn set_bits(td: &mut TdImage, cfg: &str, bits: &[&str]) -> Result<(), BackendError> {
+    for f in bits {
         td.set(&format!("L2.{cfg}.{f}"), 1)?;
     }
     Ok(())

@@ -8,12 +8,13 @@
 mod common;
 mod header;
 mod kernel_dma;
-mod l2;
+pub(crate) mod l2;
 mod ne;
 mod pe;
 mod tile_dma;
 
-pub use common::ne_count;
+pub use common::{ne_count, PACKED_VECTOR_NES};
+pub use header::CONST_BAR;
 pub use kernel_dma::{CHANNELS as KERNEL_CHANNELS, STREAM_BASE_WORDS};
 
 use crate::error::BackendError;

@@ -57,6 +57,7 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
 fn encode_mac(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     match t.engine {
         Engine::NeConv => {
+            td.set("NE.KernelCfg.SparseFmt", u64::from(t.conv.sparse))?;
             td.set("NE.MACCfg.OpMode", OPMODE_CONV)?;
             td.set("NE.MACCfg.BinaryPoint", CONV_BINARY_POINT)
         }
@@ -88,8 +89,8 @@ fn encode_mac(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     }
 }
 
-/// The scalar bias (MatrixVectorBias) and the streamed per-channel bias (BiasMode, with
-/// AccBias 1.0 as its multiplier).
+/// The scalar bias (MatrixVectorBias), the streamed per-channel bias (BiasMode, with
+/// AccBias 1.0 as its multiplier) or the bias inline in the kernel (BiasMode alone).
 fn encode_bias(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     if t.affine.bias != 0 {
         td.set("NE.MACCfg.MatrixBiasEn", 1)?;
@@ -98,6 +99,10 @@ fn encode_bias(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     if t.vectors.bias.is_some() {
         td.set("NE.MACCfg.BiasMode", 1)?;
         td.set("NE.AccBias.AccBias", ONE_F16)?;
+    } else if t.inline_bias {
+        // The bias leads each block of the kernel stream; AccBias stays 0 (every
+        // convolution with a bias of the current corpus).
+        td.set("NE.MACCfg.BiasMode", 1)?;
     }
     Ok(())
 }

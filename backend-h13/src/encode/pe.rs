@@ -5,10 +5,13 @@ use crate::error::BackendError;
 use crate::task::Task;
 use crate::td::TdImage;
 
-/// PE.Cfg bit 19: a second operand is read (every two-input program); bit 18 negates it
+/// PE.Cfg bit 19: a second operand is read (every two-input program, from memory or L2);
+/// bit 18 negates it
 /// (the current compiler's `sub`: 0xc0000).
 const SECOND_OPERAND: u32 = 1 << 19;
 const NEGATE_SECOND: u32 = 1 << 18;
+/// PE.Cfg bit 6: the absolute value of the result (Apple's `unary_abs`: 0x40).
+const ABS: u32 = 1 << 6;
 /// fp16 1.0.
 const ONE_F16: u32 = 0x3C00;
 /// fp32 1.0.
@@ -17,9 +20,10 @@ const ONE_F32: u32 = 0x3F80_0000;
 /// Writes the block for planar-engine tasks; NE tasks leave it zero as Apple does.
 pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let Some(pe) = t.pe else { return Ok(()) };
-    let second = if t.sources.len() > 1 { SECOND_OPERAND } else { 0 };
+    let second = if t.operands() > 1 { SECOND_OPERAND } else { 0 };
     let negate = if pe.negate { NEGATE_SECOND } else { 0 };
-    td.set_unnamed(0x22C, second | negate | (pe.mode << 2))?;
+    let abs = if pe.abs { ABS } else { 0 };
+    td.set_unnamed(0x22C, second | negate | abs | (pe.mode << 2))?;
     td.set_unnamed(0x230, u32::from(pe.bias) | (u32::from(pe.scale) << 16))?;
     td.set_unnamed(0x234, ONE_F16 << 16)?;
     td.set_unnamed(0x238, ONE_F32)

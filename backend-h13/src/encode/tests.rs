@@ -10,7 +10,7 @@ use anec_ir::{DType, Layout, TensorType};
 
 fn surface(bar: u8, c: u32, h: u32, w: u32) -> Surface {
     let ty = TensorType::nchw(1, c, h, w, DType::F16);
-    Surface { bar, ty, strides: Strides::of(&ty, &Layout::default()) }
+    Surface { bar, ty, strides: Strides::of(&ty, &Layout::default()), offset: 0 }
 }
 
 fn task(engine: Engine, src: Surface, dest: Surface) -> Task {
@@ -102,4 +102,38 @@ fn active_ne_counts_weight_chunks_and_small_source_needs_a_narrow_row() {
     let td = encode(&conv(10, 10, 4));
     assert_eq!(td.get("Common.Cfg.ActiveNE"), Some(4));
     assert_eq!(td.get("Common.Cfg.SmallSourceMode"), Some(1));
+}
+
+/// Rationale §3 of the convolution analysis: 8 wide with small chunks is SmallSourceMode
+/// 4/4/4 (0x244405); 16x16 3x3 over 64 channels shares (0x233301); 1x1 over 64 only ShMax
+/// (0x230001); depthwise reads one input channel (0x230001).
+#[test]
+fn convolution_scheduling_follows_width_chunks_and_taps() {
+    let conv64 = |hw: u32, k: u32| {
+        let mut t = task(Engine::NeConv, surface(4, 64, hw, hw), surface(5, 64, hw, hw));
+        t.kernel = vec![KernelChunk { offset: 0, size: 0x1240 }; 16];
+        t.conv = ConvGeom { kh: k, kw: k, ..ConvGeom::default() };
+        t
+    };
+    assert_eq!(common::conv_schedule(&conv64(8, 3)), (true, [4, 4, 4]));
+    assert_eq!(common::conv_schedule(&conv64(16, 3)), (false, [3, 3, 3]));
+    assert_eq!(common::conv_schedule(&conv64(16, 1)), (false, [0, 0, 3]));
+    let mut t = conv64(16, 3);
+    t.conv.unicast = true;
+    assert_eq!(common::conv_schedule(&t), (false, [0, 0, 3]));
+}
+
+/// Current-corpus NE pass tasks: 64x8x8 ShMax 3, 12x64x64 1, 8x128x128 0, one row 0.
+#[test]
+fn pass_tasks_share_by_the_rows_that_fit() {
+    let cur = &crate::generation::CURRENT;
+    let cfg = |c: u32, h: u32, w: u32| {
+        let t = task(Engine::NePass, surface(4, c, h, w), surface(5, c, h, w));
+        let td = encode_task(&t, ChainPos { index: 0, count: 1 }, cur).unwrap();
+        (td.get("Common.Cfg.ShPref").unwrap(), td.get("Common.Cfg.ShMax").unwrap())
+    };
+    assert_eq!(cfg(64, 8, 8), (0, 3));
+    assert_eq!(cfg(12, 64, 64), (0, 1));
+    assert_eq!(cfg(8, 128, 128), (0, 0));
+    assert_eq!(cfg(512, 1, 1), (0, 0));
 }

@@ -5,7 +5,7 @@ use super::common::fmt_code;
 use super::set_units;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::{Surface, Task};
+use crate::task::{SourceResidency, Surface, Task};
 use crate::td::TdImage;
 
 /// Unnamed source-2 DMA configuration word (0x170): cache hints only when there is one
@@ -32,17 +32,25 @@ fn set_layout(td: &mut TdImage, block: &str, strides: [&str; 3], s: &Surface) ->
     td.set(&format!("{block}.Fmt.MemFmt"), fmt_code(s.ty.dtype)?)
 }
 
-/// Writes the source block.
+/// Writes the source block: the first source's read, or, for a task whose source is
+/// already in L2, only the idle cache hints.
 pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
-    td.set("TileDMASrc.DMAConfig.En", 1)?;
-    td.set("TileDMASrc.DMAConfig.CacheHint", 2)?;
-    td.set("TileDMASrc.DMAConfig.CacheHintReuse", 0xE)?;
-    td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 0xC)?;
-    set_layout(td, "TileDMASrc", SRC_STRIDES, src)?;
-    td.set("TileDMASrc.Fmt.Interleave", 1)?;
-    if gen.group_stride {
-        set_units(td, "TileDMASrc.GroupStride.Stride", src.strides.batch, 64)?;
+    if t.residency == SourceResidency::Resident {
+        set_idle_hints(td, "TileDMASrc.DMAConfig")?;
+        td.set("TileDMASrc.Fmt.Interleave", 1)?;
+    } else {
+        td.set("TileDMASrc.DMAConfig.En", 1)?;
+        td.set("TileDMASrc.DMAConfig.CacheHint", 2)?;
+        td.set("TileDMASrc.DMAConfig.CacheHintReuse", 0xE)?;
+        td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 0xC)?;
+        // The first element's offset in its buffer (a constant's place in `__const`).
+        set_units(td, "TileDMASrc.BaseAddr.Addr", src.offset, 64)?;
+        set_layout(td, "TileDMASrc", SRC_STRIDES, src)?;
+        td.set("TileDMASrc.Fmt.Interleave", 1)?;
+        if gen.group_stride {
+            set_units(td, "TileDMASrc.GroupStride.Stride", group_stride(t, src), 64)?;
+        }
     }
     match t.sources.get(1) {
         Some(src2) => encode_src2(td, src2, gen)?,
@@ -54,11 +62,30 @@ pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
     Ok(())
 }
 
+/// Cache hints 2 / 2 / 2 of a DMA that does not run (the second source's idle word).
+fn set_idle_hints(td: &mut TdImage, cfg: &str) -> Result<(), BackendError> {
+    for hint in ["CacheHint", "CacheHintReuse", "CacheHintNoReuse"] {
+        td.set(&format!("{cfg}.{hint}"), 2)?;
+    }
+    Ok(())
+}
+
+/// The GroupStride of a tile: one group's channels of a grouped convolution (the
+/// hardware loops over the groups), otherwise the batch stride (the planar engine's
+/// batch loop; the depth stride when N = 1).
+fn group_stride(t: &Task, s: &Surface) -> u64 {
+    match t.conv.groups {
+        g if g > 1 && t.engine.is_conv() => s.strides.plane * u64::from(s.ty.c / g),
+        _ => s.strides.batch,
+    }
+}
+
 /// The second source lives in unnamed words 0x170 (config), 0x188..0x194 (base, row,
 /// plane, depth strides, raw bytes at bit 6) and 0x1A8 (format).
 fn encode_src2(td: &mut TdImage, s: &Surface, gen: &Generation) -> Result<(), BackendError> {
     td.set_unnamed(0x170, SRC2_CFG_USED)?;
-    let mut strides = vec![(0x18C, s.strides.row), (0x190, s.strides.plane), (0x194, s.strides.depth)];
+    let mut strides =
+        vec![(0x188, s.offset), (0x18C, s.strides.row), (0x190, s.strides.plane), (0x194, s.strides.depth)];
     if gen.group_stride {
         strides.push((0x198, s.strides.batch));
     }
@@ -72,12 +99,17 @@ fn encode_src2(td: &mut TdImage, s: &Surface, gen: &Generation) -> Result<(), Ba
 /// Writes the destination block.
 pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let d = &t.dest;
-    td.set("TileDMADst.DMAConfig.En", 1)?;
     td.set("TileDMADst.DMAConfig.CacheHint", 3)?;
-    td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(!t.engine.windowed()))?;
+    if t.l2_result.is_some() {
+        // The result stays in L2: the destination DMA is idle (0xc0, Interleave only).
+        return td.set("TileDMADst.Fmt.Interleave", 1);
+    }
+    td.set("TileDMADst.DMAConfig.En", 1)?;
+    td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(super::l2::result_aliased(t, gen)))?;
+    set_units(td, "TileDMADst.BaseAddr.Addr", d.offset, 64)?;
     set_layout(td, "TileDMADst", DST_STRIDES, d)?;
     if gen.group_stride {
-        set_units(td, "TileDMADst.GroupStride.GroupStride", d.strides.batch, 64)?;
+        set_units(td, "TileDMADst.GroupStride.GroupStride", group_stride(t, d), 64)?;
     }
     let pad = u64::from(t.engine.uses_ne() || gen.pe_idle_words);
     td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;

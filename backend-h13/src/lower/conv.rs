@@ -1,36 +1,186 @@
-//! Convolution: the weights as a bank of kernel-DMA chunks, the window as ConvCfg.
+//! Convolution, as Apple's current compiler runs it (`docs/rationale/current-compiler/
+//! convolution.md`):
+//! 1. the window, groups and kernel from the op; a depthwise convolution (one input
+//!    channel per group, as many outputs) is one group with UnicastEn;
+//! 2. a fused gain/offset folds in: per-channel gains into fp16 weights, the scalar scale
+//!    into PostScale, the bias inline at the head of each kernel block;
+//! 3. when the input and the result do not fit the L2 budget together, the output channels
+//!    are split into slices, one task each, the first task keeping the input in L2 for the
+//!    others and computing the highest slice;
+//! 4. each task's share of the kernel is dealt over the 16 NEs (`weights`), in the sparse
+//!    form for stride-2 1x1 kernels.
 
 use super::{attr, base_task};
+use crate::affine::{channel_affine, gain_offset, pre_scale_bias};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
-use crate::task::{ConvGeom, Engine, Surface, Task};
-use crate::weights;
-use crate::window::window;
-use anec_ir::{Module, Op};
+use crate::generation::Generation;
+use crate::layout::{round_up, L2_GRANULE};
+use crate::task::{ConvGeom, Engine, SourceResidency, Surface, Task};
+use crate::weights::{self, Kernel, Packing};
+use crate::window::{window, Window};
+use anec_ir::{DType, Module, Op};
+use half::f16;
+use std::ops::Range;
+
+/// L2 bytes a convolution's input and result may take together before its output
+/// channels are split over several tasks (the 1024->1024 1x1 record at 16x16 needs
+/// 0x100300 and is split in two; every single-task convolution needs at most 0x42200).
+const L2_BUDGET: u64 = 1 << 20;
+/// Output channels per NE block up to which a stride-2 1x1 kernel takes the sparse form
+/// (the form is known for blocks of 1 and 4 channels).
+const SPARSE_MAX_BLOCK: u32 = 4;
 
 /// The convolution geometry of a window, `groups` and `ocg_size`.
 pub(super) fn geometry(op: &Op, groups: u32, ocg_size: u32) -> Result<ConvGeom, BackendError> {
     let w = window(op)?;
-    Ok(ConvGeom { kh: w.kh, kw: w.kw, sy: w.sy, sx: w.sx, pad_top: w.pad_top, pad_left: w.pad_left, groups, ocg_size })
+    Ok(ConvGeom { groups, ocg_size, ..geometry_of(&w) })
 }
 
+fn geometry_of(w: &Window) -> ConvGeom {
+    ConvGeom { kh: w.kh, kw: w.kw, sy: w.sy, sx: w.sx, pad_top: w.pad_top, pad_left: w.pad_left, ..ConvGeom::default() }
+}
+
+/// Lowers a convolution (with its fused gain/offset, if any) to one task per slice of
+/// its output channels.
 pub(super) fn lower_conv(
     m: &Module,
     op: &Op,
+    goc: Option<&Op>,
     bufs: &Buffers,
     dest: Surface,
     consts: &mut ConstSection,
-) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::NeConv)?;
-    let groups = attr(op, "groups")?.as_int().unwrap_or(1);
+    gen: &Generation,
+) -> Result<Vec<Task>, BackendError> {
+    let mut proto = base_task(op, bufs, dest, Engine::NeConv)?;
+    let cin = proto.sources.first().map_or(0, |s| s.ty.c);
+    let groups = u32::try_from(attr(op, "groups")?.as_int().unwrap_or(1)).unwrap_or(u32::MAX).max(1);
+    let depthwise = groups > 1 && groups == cin && dest.ty.c == cin;
+    let w = window(op)?;
+    let mut kernel = kernel(m, op, dest.ty.c, cin / groups, &w)?;
+    let bias = match goc {
+        Some(g) => fuse_gain_offset(m, g, &mut kernel, &mut proto, consts)?,
+        None => None,
+    };
+    proto.inline_bias = bias.is_some();
+    let ng = if depthwise { 1 } else { groups };
+    proto.conv = ConvGeom { groups: ng, unicast: depthwise, ..geometry_of(&w) };
+    let whole: Range<u32> = 0..dest.ty.c / ng;
+    let slices = if ng == 1 && !depthwise { slices(&proto, gen) } else { Vec::from([whole]) };
+    let count = slices.len();
+    let mut tasks = Vec::with_capacity(count);
+    for (i, range) in slices.into_iter().enumerate() {
+        let mut t = proto.clone();
+        t.residency = match (count, i) {
+            (1, _) => SourceResidency::Load,
+            (_, 0) => SourceResidency::LoadAndKeep,
+            _ => SourceResidency::Resident,
+        };
+        t.dest.ty.c = range.len() as u32 * ng;
+        t.dest.offset = u64::from(range.start) * dest.strides.plane;
+        let n = if depthwise { 1 } else { range.len() as u32 };
+        let pixels = u64::from(dest.ty.h) * u64::from(dest.ty.w);
+        t.conv.ocg_size = weights::ocg_size(n, pixels);
+        t.conv.sparse = sparse(&w, kernel.fmt, t.conv.ocg_size);
+        let packing = Packing { groups: ng, channels: range, ocg_size: t.conv.ocg_size, sparse: t.conv.sparse };
+        let bank = weights::bank(&kernel, bias.as_deref(), &packing)?;
+        t.kernel = consts.add_weights(&bank.chunks);
+        t.kernel_fmt = Some(bank.fmt);
+        tasks.push(t);
+    }
+    Ok(tasks)
+}
+
+/// The op's weights as a kernel of `cout` x `cin_g` x the window.
+fn kernel(m: &Module, op: &Op, cout: u32, cin_g: u32, w: &Window) -> Result<Kernel, BackendError> {
     let (name, _) = attr(op, "weights")?
         .as_resource()
         .ok_or_else(|| BackendError::Internal(format!("weights of '{}' is not a resource", op.name)))?;
     let blob = m.resources.get(name).ok_or_else(|| BackendError::Internal(format!("no blob {name}")))?;
-    let bank = weights::bank(blob, t.dest.ty.c)?;
-    t.conv = geometry(op, u32::try_from(groups).unwrap_or(u32::MAX), bank.ocg_size)?;
-    t.kernel = consts.add_weights(&bank.chunks);
-    t.kernel_fmt = Some(bank.fmt);
-    Ok(t)
+    Kernel::from_blob(blob, cout, cin_g, w.kh, w.kw)
+}
+
+/// The sparse form: stride 2 in both directions, a 1x1 fp16 kernel, blocks of at most 4
+/// channels (the records' stride-2 1x1 convolutions; 3x3 kernels stay dense: the sparse
+/// form's tap order for them is not known, `docs/conformance.md`).
+fn sparse(w: &Window, fmt: DType, ocg: u32) -> bool {
+    (w.sy, w.sx, w.kh, w.kw) == (2, 2, 1, 1) && fmt == DType::F16 && (1 << ocg) <= SPARSE_MAX_BLOCK
+}
+
+/// Folds a gain/offset into the convolution: per-channel gains scale the fp16 weights,
+/// the scalar scale is the PostScale and the bias (divided by it) goes inline; returns
+/// the inline bias (fp16 bits), `None` when every bias is zero. Integer kernels keep the
+/// NE's per-channel streams.
+fn fuse_gain_offset(
+    m: &Module,
+    goc: &Op,
+    kernel: &mut Kernel,
+    t: &mut Task,
+    consts: &mut ConstSection,
+) -> Result<Option<Vec<u16>>, BackendError> {
+    if kernel.fmt != DType::F16 {
+        (t.affine, t.vectors) = gain_offset(m, goc, kernel.cout, consts)?;
+        return Ok(None);
+    }
+    let a = channel_affine(m, goc, kernel.cout)?;
+    if let Some(gains) = &a.gains {
+        kernel.scale_channels(gains)?;
+    }
+    t.affine.scale = f16::from_f64(a.scale).to_bits();
+    let pre = a.biases.iter().map(|&b| pre_scale_bias(goc, b, a.scale)).collect::<Result<Vec<_>, _>>()?;
+    Ok(pre.iter().any(|&b| b != 0.0).then(|| pre.iter().map(|&b| f16::from_f64(b).to_bits()).collect()))
+}
+
+/// The slices of the output channels, one per task in task order: the fewest (a power of
+/// two) whose result fits the L2 budget beside the input, highest slice first (Apple's
+/// split 1024->1024 convolution computes channels 512..1023 in its first task).
+fn slices(t: &Task, gen: &Generation) -> Vec<Range<u32>> {
+    let cout = t.dest.ty.c;
+    let source = t.sources.first().map_or(0, |s| crate::encode::l2::source_region(t, s, 0, gen).size);
+    let row = round_up(u64::from(t.dest.ty.w) * t.dest.ty.dtype.size() as u64, L2_GRANULE);
+    let result = |channels: u32| u64::from(channels) * row * u64::from(t.dest.ty.h);
+    let mut n = 1u32;
+    while n < cout && source + result(cout.div_ceil(n)) > L2_BUDGET {
+        n *= 2;
+    }
+    let size = cout.div_ceil(n);
+    let mut out: Vec<Range<u32>> = (0..cout).step_by(size as usize).map(|lo| lo..(lo + size).min(cout)).collect();
+    out.reverse();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::generation::CURRENT;
+    use anec_ir::TensorType;
+
+    fn conv_task(cin: u32, cout: u32, hw: u32) -> Task {
+        let surface = |c: u32| {
+            let ty = TensorType::nchw(1, c, hw, hw, DType::F16);
+            Surface { bar: 4, ty, strides: crate::layout::Strides::of(&ty, &Default::default()), offset: 0 }
+        };
+        Task::new("c", Engine::NeConv, vec![surface(cin)], surface(cout))
+    }
+
+    /// `conv_probe_k1_c1024_n1024_s16`: 0x80300 of input and 0x80000 of result exceed
+    /// 1 MiB, so two tasks, the upper 512 channels first; 512 -> 1024 at 16x16 fits.
+    #[test]
+    fn a_large_footprint_splits_the_output_channels_highest_first() {
+        assert_eq!(slices(&conv_task(1024, 1024, 16), &CURRENT), vec![512..1024, 0..512]);
+        assert_eq!(slices(&conv_task(512, 1024, 16), &CURRENT), vec![0..1024]);
+        assert_eq!(slices(&conv_task(768, 768, 1), &CURRENT), vec![0..768]);
+    }
+
+    /// The sparse form: the stride-2 1x1 records (blocks of 4 and 1); 3x3 stays dense.
+    #[test]
+    fn only_stride_2_1x1_kernels_with_small_blocks_are_sparse() {
+        let w = |k: u32, s: u32| Window { kh: k, kw: k, sy: s, sx: s, pad_top: 0, pad_left: 0, padded: false };
+        assert!(sparse(&w(1, 2), DType::F16, 2));
+        assert!(!sparse(&w(1, 2), DType::F16, 3));
+        assert!(!sparse(&w(3, 2), DType::F16, 0));
+        assert!(!sparse(&w(1, 1), DType::F16, 0));
+        assert!(!sparse(&w(1, 2), DType::U8, 0));
+    }
 }

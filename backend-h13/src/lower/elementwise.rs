@@ -31,7 +31,7 @@ pub(super) fn lower_goc(
     (t.affine, t.vectors) = gain_offset(m, op, t.dest.ty.c, consts)?;
     if gen.scalar_affine_on_pe && !t.vectors.any() {
         t.engine = Engine::Pe;
-        t.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: t.affine.bias, scale: t.affine.scale });
+        t.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: t.affine.bias, scale: t.affine.scale, abs: false });
         t.affine = NeAffine::default();
     }
     Ok(t)
@@ -41,7 +41,14 @@ pub(super) fn lower_goc(
 pub(super) const PE_ADD: u32 = 0;
 
 pub(super) fn lower_scaled_ew(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::Pe)?;
+    let t = base_task(op, bufs, dest, Engine::Pe)?;
+    lower_scaled_ew_from(op, t.sources, dest)
+}
+
+/// The planar-engine task of a scaled elementwise op reading `sources` (the second operand
+/// may come from L2 instead, `l2_pair`).
+pub(super) fn lower_scaled_ew_from(op: &Op, sources: Vec<Surface>, dest: Surface) -> Result<Task, BackendError> {
+    let mut t = Task::new(&op.name, Engine::Pe, sources, dest);
     let (mode, negate) = match attr(op, "kind")?.as_str().unwrap_or_default() {
         "add" => (PE_ADD, false),
         "sub" => (PE_ADD, true),
@@ -50,6 +57,6 @@ pub(super) fn lower_scaled_ew(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
         "min" => (3, false),
         other => return Err(unsupported(op, &format!("elementwise '{other}' has no planar-engine mode"))),
     };
-    t.pe = Some(PeOp { mode, negate, bias: 0, scale: fp16_bits(op, "scale", 1.0) });
+    t.pe = Some(PeOp { mode, negate, bias: 0, scale: fp16_bits(op, "scale", 1.0), abs: false });
     Ok(t)
 }

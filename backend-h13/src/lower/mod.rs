@@ -5,10 +5,12 @@
 //! - `conv`: convolution;
 //! - `pool`: max and average pooling;
 //! - `neuron`: activations (native ReLU, lookup tables, the square-root family);
-//! - `elementwise`: two-tensor elementwise ops and the gain/offset (scalar or per channel).
+//! - `elementwise`: two-tensor elementwise ops and the gain/offset (scalar or per channel);
+//! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
 mod conv;
 mod elementwise;
+pub mod l2_pair;
 mod neuron;
 
 pub use neuron::table_fn as neuron_table;
@@ -53,30 +55,74 @@ pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
     out
 }
 
-/// Lowers one group to one task: the head's task, with the fused stages applied and the
-/// group's last result as destination.
+/// Lowers one group to its tasks (one, or a convolution's slices): the head's tasks, with
+/// the fused stages applied and the group's last result as destination.
 pub fn lower_group(
     m: &Module,
     g: &Group,
     bufs: &Buffers,
     consts: &mut ConstSection,
     gen: &Generation,
-) -> Result<Task, BackendError> {
+) -> Result<Vec<Task>, BackendError> {
+    if let Some(tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
+        return Ok(tasks);
+    }
     let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
     let last = op(g.last())?;
     let result =
         last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
-    let mut t = lower(m, op(g.head)?, bufs.surface(*result)?, bufs, consts, gen)?;
-    if let Some(i) = g.goc {
-        (t.affine, t.vectors) = gain_offset(m, op(i)?, t.dest.ty.c, consts)?;
-    }
+    let dest = bufs.surface(*result)?;
+    let head = op(g.head)?;
+    let goc = g.goc.map(op).transpose()?;
+    let mut tasks = match head.opcode {
+        OpCode::Conv => conv::lower_conv(m, head, goc, bufs, dest, consts, gen)?,
+        _ => {
+            let mut t = lower(m, head, dest, bufs, consts, gen)?;
+            if let Some(goc) = goc {
+                (t.affine, t.vectors) = gain_offset(m, goc, t.dest.ty.c, consts)?;
+            }
+            vec![t]
+        }
+    };
     if g.neuron.is_some() {
-        t.nonlinear = Nonlinear::Relu;
+        tasks.iter_mut().for_each(|t| t.nonlinear = Nonlinear::Relu);
     }
-    Ok(t)
+    Ok(tasks)
 }
 
-/// Lowers one op writing to `dest`.
+/// The tasks of a group that is one side of an L2 pair (`l2_pair`), if it is one: the
+/// producer of a kept value, the planar-engine op reading one, or a per-channel
+/// gain/offset the generation runs as a pair.
+fn lower_l2_pair(
+    m: &Module,
+    g: &Group,
+    bufs: &Buffers,
+    consts: &mut ConstSection,
+    gen: &Generation,
+) -> Result<Option<Vec<Task>>, BackendError> {
+    let op = m.ops.get(g.head).ok_or_else(|| BackendError::Internal(format!("no op {}", g.head)))?;
+    let form =
+        |v: &anec_ir::ValueId| bufs.kept.get(v).and(m.producer(*v)).and_then(|p| Some((p, kept_form(m, p, *v)?)));
+    if let Some(&v) = op.results.first().filter(|v| bufs.kept.contains_key(v)) {
+        let (_, f) = form(&v).ok_or_else(|| BackendError::Internal(format!("%{} has no L2 form", v.0)))?;
+        return Ok(Some(vec![l2_pair::producer(op, v, f, bufs, consts)?]));
+    }
+    let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
+    if let Some((prod, f)) = op.operands.get(1).and_then(form) {
+        return Ok(Some(vec![l2_pair::consumer(op, prod, f, bufs, dest(op)?)?]));
+    }
+    if gen.l2_staging && l2_pair::per_channel(op) && g.neuron.is_none() && g.goc.is_none() {
+        return Ok(Some(l2_pair::channel_affine_tasks(m, op, bufs, dest(op)?, consts)?));
+    }
+    Ok(None)
+}
+
+/// The L2 form of kept value `v` produced by `p`.
+fn kept_form(m: &Module, p: &Op, v: anec_ir::ValueId) -> Option<crate::task::L2Form> {
+    l2_pair::plan_form(m, p, v)
+}
+
+/// Lowers one op writing to `dest` as one task.
 pub fn lower(
     m: &Module,
     op: &Op,
@@ -86,7 +132,13 @@ pub fn lower(
     gen: &Generation,
 ) -> Result<Task, BackendError> {
     match op.opcode {
-        OpCode::Conv => conv::lower_conv(m, op, bufs, dest, consts),
+        OpCode::Conv => {
+            let mut tasks = conv::lower_conv(m, op, None, bufs, dest, consts, gen)?;
+            match tasks.len() {
+                1 => Ok(tasks.remove(0)),
+                n => Err(BackendError::Internal(format!("'{}' needs {n} tasks", op.name))),
+            }
+        }
         OpCode::Pooling => pool::lower_pool(op, bufs, dest),
         OpCode::Neuron => neuron::lower_neuron(op, bufs, dest, consts),
         OpCode::GainOffsetControl => elementwise::lower_goc(m, op, bufs, dest, consts, gen),
@@ -99,10 +151,16 @@ pub fn lower(
 pub const LOWERED: [OpCode; 5] =
     [OpCode::Conv, OpCode::Pooling, OpCode::Neuron, OpCode::GainOffsetControl, OpCode::ScaledElementwise];
 
-/// Every op of `m` whose kind has no H13 lowering, as errors in op order: checked before
-/// buffers are bound so the user hears about each layer, not about a buffer limit.
-pub fn unplaceable(m: &Module) -> Vec<BackendError> {
-    m.ops.iter().filter(|op| !LOWERED.contains(&op.opcode)).map(|op| no_lowering(op, op.opcode)).collect()
+/// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an
+/// L2 pair, `kept`), as errors in op order: checked before buffers are bound so the user
+/// hears about each layer, not about a buffer limit.
+pub fn unplaceable(m: &Module, kept: &l2_pair::Plan) -> Vec<BackendError> {
+    let paired = |op: &Op| op.results.first().is_some_and(|v| kept.kept.contains_key(v));
+    m.ops
+        .iter()
+        .filter(|op| !LOWERED.contains(&op.opcode) && !paired(op))
+        .map(|op| no_lowering(op, op.opcode))
+        .collect()
 }
 
 fn no_lowering(op: &Op, opcode: OpCode) -> BackendError {
@@ -187,8 +245,13 @@ mod tests {
 
     fn lower_only(m: &Module) -> Result<Task, BackendError> {
         let groups = vec![Group { head: 0, goc: None, neuron: None }];
-        let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs)?;
-        lower_group(m, &groups[0], &bufs, &mut ConstSection::default(), &crate::generation::V4_2)
+        let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &[])?;
+        one(lower_group(m, &groups[0], &bufs, &mut ConstSection::default(), &crate::generation::V4_2)?)
+    }
+
+    fn one(mut tasks: Vec<Task>) -> Result<Task, BackendError> {
+        assert_eq!(tasks.len(), 1);
+        Ok(tasks.remove(0))
     }
 
     #[test]
@@ -244,13 +307,15 @@ mod tests {
         let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2) }];
         let groups = h13_groups(&m, &generic);
         assert_eq!(groups, generic);
-        let bufs = buffers::bind(&m, &groups, BarOrder::OutputsThenInputs).unwrap();
+        let bufs = buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &[]).unwrap();
         let mut consts = ConstSection::default();
-        let t = lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap();
+        let t = one(lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap()).unwrap();
         assert_eq!((t.engine, t.nonlinear, t.kernel.len()), (Engine::NeConv, Nonlinear::Relu, 3));
-        // Three weight chunks of 64 bytes, then the bias vector.
-        assert_eq!(t.vectors.bias, Some(crate::task::KernelChunk { offset: 0xC0, size: 0x40 }));
+        // Three chunks of 64 bytes, each an output channel's bias, then its weights.
+        assert!(t.inline_bias && !t.vectors.any());
         assert_eq!(t.affine, NeAffine::default());
+        let (bytes, _) = consts.finish();
+        assert_eq!(&bytes[0x40..0x42], &[0x00, 0x40], "channel 1's bias 2.0 leads chunk 1");
     }
 
     #[test]
@@ -261,10 +326,15 @@ mod tests {
         m.ops[1].operands = vec![input];
         m.ops[1].attrs.insert("scale".into(), Attr::Float(0.5));
         let goc = Group { head: 1, goc: None, neuron: None };
-        let bufs =
-            buffers::bind(&m, &[Group { head: 0, goc: None, neuron: None }, goc.clone()], BarOrder::OutputsThenInputs)
-                .unwrap();
-        let t = lower_group(&m, &goc, &bufs, &mut ConstSection::default(), &crate::generation::V4_2).unwrap();
+        let bufs = buffers::bind(
+            &m,
+            &[Group { head: 0, goc: None, neuron: None }, goc.clone()],
+            BarOrder::OutputsThenInputs,
+            &[],
+        )
+        .unwrap();
+        let t =
+            one(lower_group(&m, &goc, &bufs, &mut ConstSection::default(), &crate::generation::V4_2).unwrap()).unwrap();
         assert_eq!((t.engine, t.kernel.len()), (Engine::NePass, 0));
         assert_eq!(t.vectors.bias, Some(crate::task::KernelChunk { offset: 0, size: 0x40 }));
         assert_eq!(t.affine.scale, 0x3800);

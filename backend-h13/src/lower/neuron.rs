@@ -1,6 +1,8 @@
 //! Activations (`anec.neuron`): one NE pass task each, as Apple's compilers run them.
 //!
 //! - `relu`: the NE's native ReLU (NonlinearMode 1), no table.
+//! - `abs`: a one-operand planar-engine task with the absolute-value bit (Apple's
+//!   `unary_abs`: PE word 0x40, Cfg 0x21).
 //! - every other mode the engine computes through a 128-byte lookup table
 //!   (NonlinearMode 2, `crate::activation`), loaded by each NE the task runs on:
 //!   - `exp`: the 2^x table with the input scaled by log2(e) through NE.PostScale (the
@@ -13,13 +15,14 @@
 //!
 //! A mode with no table rule is a named rejection.
 
+use super::elementwise::PE_ADD;
 use super::{attr, base_task};
 use crate::activation::{self, TableFn};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::encode::ne_count;
 use crate::error::BackendError;
-use crate::task::{Engine, Nonlinear, Surface, Task};
+use crate::task::{Engine, Nonlinear, PeOp, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Attr, Op};
 use half::f16;
@@ -34,6 +37,7 @@ pub fn table_fn(mode: &str, alpha: Option<f64>, beta: Option<f64>) -> Option<Tab
         "sigmoid" | "sigmoid_high_precision" => TableFn::Sigmoid,
         "tanh" => TableFn::Tanh,
         "gelu" => TableFn::Gelu,
+        "gelu_sigmoid" => TableFn::GeluSigmoid,
         "swish" => TableFn::Silu,
         "exp" | "exp2" => TableFn::Exp2,
         "sqrt" => TableFn::Sqrt,
@@ -52,7 +56,10 @@ pub fn table_fn(mode: &str, alpha: Option<f64>, beta: Option<f64>) -> Option<Tab
     })
 }
 
-/// Lowers an activation to its NE pass task.
+/// fp16 1.0.
+const ONE_F16: u16 = 0x3C00;
+
+/// Lowers an activation to its NE pass task (or, for `abs`, a planar-engine task).
 pub(super) fn lower_neuron(
     op: &Op,
     bufs: &Buffers,
@@ -60,17 +67,32 @@ pub(super) fn lower_neuron(
     consts: &mut ConstSection,
 ) -> Result<Task, BackendError> {
     let mut t = base_task(op, bufs, dest, Engine::NePass)?;
+    match attr(op, "mode")?.as_str().unwrap_or_default() {
+        "relu" => {
+            t.nonlinear = Nonlinear::Relu;
+            return Ok(t);
+        }
+        // |x| runs on the planar engine as a one-operand task (Apple's `unary_abs`).
+        "abs" => {
+            t.engine = Engine::Pe;
+            t.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: 0, scale: ONE_F16, abs: true });
+            return Ok(t);
+        }
+        _ => {}
+    }
+    let nes = ne_count(t.dest.ty.c);
+    with_table(op, t, nes, consts)
+}
+
+/// Makes `t` apply `op`'s activation table on `nes` NEs (each NE's kernel channel reads
+/// the one table), with the mode's input transform.
+pub(super) fn with_table(op: &Op, mut t: Task, nes: u32, consts: &mut ConstSection) -> Result<Task, BackendError> {
     let mode = attr(op, "mode")?.as_str().unwrap_or_default();
     let alpha = op.attr("alpha").and_then(Attr::as_float);
     let beta = op.attr("beta").and_then(Attr::as_float);
-    if mode == "relu" {
-        t.nonlinear = Nonlinear::Relu;
-        return Ok(t);
-    }
     let Some(f) = table_fn(mode, alpha, beta) else {
         return Err(unsupported(op, &format!("neuron mode '{mode}' has no H13 activation table yet")));
     };
-    let nes = ne_count(t.dest.ty.c);
     let table = consts.add_table(&activation::table(f), nes);
     t.kernel = vec![table; nes as usize];
     t.nonlinear = Nonlinear::Table;

@@ -82,12 +82,17 @@ fn checked(m: &Module, chip: Chip, route: Route, whole: bool) -> Report {
 /// The H13 code generator's verdicts, added to `r`.
 fn h13(m: &Module, r: &mut Report, chip: Chip, route: Route, whole_module: bool) {
     r.notes.push(format!("code generation checked with anec's H13 code generator ({})", chip.name()));
+    let pairs = anec_backend_h13::lower::l2_pair::plan_ops(m);
     let unplaceable: HashMap<String, String> =
-        anec_backend_h13::lower::unplaceable(m).into_iter().filter_map(named_reason).collect();
+        anec_backend_h13::lower::unplaceable(m, &pairs).into_iter().filter_map(named_reason).collect();
     for layer in r.layers.iter_mut().filter(|l| l.verdict == Verdict::Engine) {
         let Some(op) = layer.index.and_then(|i| m.ops.get(i)) else { continue };
+        // An op that only runs as the first task of an L2 pair is not probed alone; the
+        // whole-module compile below judges it with its consumer.
+        let paired = op.results.iter().any(|v| pairs.kept.contains_key(v));
         let reason = match unplaceable.get(&op.name) {
             Some(reason) => Some(reason.clone()),
+            None if paired => None,
             None => probe(m, op).err(),
         };
         if let Some(rule) = reason {

@@ -41,7 +41,7 @@ use check::OpCx;
 pub use elementwise::ELEMENTWISE_KINDS;
 pub use hidden::{describe_kind, infer_extents, spec, AttrSpec, Kind, OpSpec};
 pub use hidden_table::{ARG_MODES, BOX_MODES, COORDINATE_MODES, PAD_MODES, RESIZE_SAMPLING, SAMPLER_PADDING};
-pub use neuron::NEURON_MODES;
+pub use neuron::{ANEC_ONLY_NEURON_MODES, NEURON_MODES};
 pub use pooling::POOLING_KINDS;
 pub use reduction::REDUCTION_KINDS;
 use std::fmt;

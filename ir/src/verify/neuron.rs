@@ -6,8 +6,10 @@
 
 use super::check::{same_shape, OpCx};
 
-/// The activation modes, lower-case netplist `Type` names.
-pub const NEURON_MODES: [&str; 31] = [
+/// The activation modes, lower-case netplist `Type` names, and `gelu_sigmoid`
+/// (`x * sigmoid(1.702 x)`, MIL's gelu `SIGMOID_APPROXIMATION`, which Apple's current
+/// compiler runs as one table like the other gelu modes).
+pub const NEURON_MODES: [&str; 32] = [
     "relu",
     "sigmoid",
     "sigmoid_high_precision",
@@ -30,6 +32,7 @@ pub const NEURON_MODES: [&str; 31] = [
     "sin",
     "cos",
     "gelu",
+    "gelu_sigmoid",
     "degamma",
     "trunc",
     "round_nearest",
@@ -40,6 +43,9 @@ pub const NEURON_MODES: [&str; 31] = [
     "gamma",
     "abs",
 ];
+
+/// The modes of [`NEURON_MODES`] that are anec's own, with no netplist `Type`.
+pub const ANEC_ONLY_NEURON_MODES: [&str; 1] = ["gelu_sigmoid"];
 
 /// Verifies an `anec.neuron`.
 pub(super) fn verify_neuron(cx: &mut OpCx<'_, '_>) {

@@ -15,7 +15,7 @@
 //! | `thresholded_relu(alpha)` | `threshold_relu` alpha |
 //! | `rsqrt(epsilon)`, `inverse(epsilon)` | `rsqrt`, `inv` with alpha = epsilon |
 //! | `gelu` mode `EXACT`, `TANH_APPROXIMATION` | `gelu` (one engine table for both) |
-//! | `gelu` mode `SIGMOID_APPROXIMATION` | `x * sigmoid(1.702 x)` |
+//! | `gelu` mode `SIGMOID_APPROXIMATION` | `gelu_sigmoid` (`x * sigmoid(1.702 x)` as one table) |
 //! | `log(epsilon)` | `log2(x + epsilon) * ln 2` |
 //! | `sigmoid_hard(alpha, beta)` | `clamped_relu(alpha x + beta)` to [0, 1] |
 //! | `linear_activation(alpha, beta)` | gain/offset `alpha x + beta` |
@@ -141,11 +141,7 @@ fn gelu(cx: &mut Cx<'_, '_>, x: V) -> LResult<V> {
     let mode = cx.string("mode")?.unwrap_or_else(|| "EXACT".into());
     match mode.as_str() {
         "EXACT" | "TANH_APPROXIMATION" => Ok(neuron(cx, x, "gelu", None, None)),
-        "SIGMOID_APPROXIMATION" => {
-            let s = goc(cx, x, g(Some(1.702), None));
-            let s = neuron(cx, s, "sigmoid", None, None);
-            Ok(scaled(cx, x, s, "mul", 1.0))
-        }
+        "SIGMOID_APPROXIMATION" => Ok(neuron(cx, x, "gelu_sigmoid", None, None)),
         other => Err(Fail::Msg(format!("gelu mode {other:?} is not supported"))),
     }
 }

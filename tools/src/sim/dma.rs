@@ -1,5 +1,5 @@
-//! Tile DMA: a source box read from DRAM into its L2 region, and the L2 result written
-//! back to DRAM. Element `(c, d, h, w)` sits at `BAR + base + d * depth + c * plane +
+//! Tile DMA: a source box read from DRAM into its L2 region (or straight to the NE when
+//! it is streamed), and the L2 result written back to DRAM. Element `(c, d, h, w)` sits at `BAR + base + d * depth + c * plane +
 //! h * row + w * element size` (W contiguous, interleave 1), every address checked
 //! against the BAR's buffer. Source and DRAM format are the engine format (the decoder
 //! refuses conversions), so values move unchanged.
@@ -17,6 +17,16 @@ fn address(t: &Tile, c: usize, d: usize, h: usize, w: usize) -> i64 {
         .saturating_add(m(w, t.fmt.size() as i64))
 }
 
+/// Reads the `dims` box of `tile` from DRAM; `what` names the block.
+pub fn read(mem: &Memory<'_>, td: usize, tile: &Tile, dims: Dims, what: &str) -> Result<Dense, SimError> {
+    let mut x = Dense::zeros(dims);
+    let ctx = format!("{what} (BaseAddr and strides)");
+    for (v, (c, d, h, w)) in x.data.iter_mut().zip(Dense::coords(dims)) {
+        *v = mem.read(td, tile.bar, address(tile, c, d, h, w), tile.fmt, &ctx)?;
+    }
+    Ok(x)
+}
+
 /// Reads the `dims` box of `tile` from DRAM into L2 region `r`; `what` names the block.
 pub fn load(
     mem: &Memory<'_>,
@@ -29,11 +39,7 @@ pub fn load(
 ) -> Result<(), SimError> {
     let region = format!("the L2 region {what} fills");
     l2.check_region(td, r, dims, tile.fmt, &region)?;
-    let mut x = Dense::zeros(dims);
-    let ctx = format!("{what} (BaseAddr and strides)");
-    for (v, (c, d, h, w)) in x.data.iter_mut().zip(Dense::coords(dims)) {
-        *v = mem.read(td, tile.bar, address(tile, c, d, h, w), tile.fmt, &ctx)?;
-    }
+    let x = read(mem, td, tile, dims, what)?;
     l2.write(td, r, &x, tile.fmt, &region)
 }
 

@@ -1,91 +1,277 @@
-//! The kernel DMA at run time: convolution coefficients from the coefficient chunks, the
-//! per-channel bias and post-scale vectors of the header streams, and activation tables,
-//! all read from the buffer of the BAR `KBase0` names (relative to it, as the TD fields
-//! hold them; the Mach-O relocations of `__text` are not applied).
+//! The kernel DMA at run time: convolution coefficients (and the inline bias) from the 16
+//! coefficient chunks, the per-channel bias and post-scale vectors of the header streams,
+//! and activation tables, all read from the buffer of the BAR `KBase0` names (relative
+//! to it, as the TD fields hold them; the Mach-O relocations of `__text` are not applied).
 //!
-//! Coefficient layout (Apple's conv.hwx, formats-hwx.md §3): output channels are grouped
-//! 2^OCGSize per chunk, chunk j holding channels j * 2^OCGSize onwards; within a chunk each
-//! output channel's coefficients start on a 64-byte boundary and run over the input
-//! channels of its group, then kernel rows, then kernel columns (Cin/groups x Kh x Kw;
-//! the order within a channel for windows larger than 1x1 is our encoder's, unconfirmed
-//! by an Apple program). Vectors are one fp16 value per output channel.
+//! Coefficient layout of Apple's current compiler
+//! (`docs/rationale/current-compiler/convolution.md` §1, exact against the constant
+//! sections of 19 records by SHA-256; the v4.2.1 conv.hwx, 3 channels with OCGSize 0, has
+//! the same bytes under it). Chunk i belongs to NE i. With B = 2^OCGSize, the n output
+//! channels of a group are dealt in passes of 16 B: a pass of R channels gives NE i the
+//! block `[i b, min((i + 1) b, R))` of it, b = ceil(R / 16). Chunk i holds, for each
+//! group (each group's part padded to 64 bytes when NumGroups > 1), NE i's block of every
+//! pass; the chunk ends padded to 64 bytes. A dense block (SparseFmt 0) is
+//! `[bias: one fp16 per channel, when inline][for cin, ky, kx, channel: W]` (output
+//! channel fastest). A sparse block (SparseFmt 1, 1x1 kernels with B <= 4 only) is
+//! `[bias][u16 L: bytes that follow][for cin: u16 mask (bit 8 + j: channel j's value is
+//! stored), the stored fp16 values in channel order]`; values not stored are 0.
 
 use super::error::SimError;
 use super::memory::{Fmt, Memory};
 use super::table::{Table, TABLE_BYTES};
 use super::td::Stream;
 
-/// Coefficients of a convolution, `[cout][cin_g][kh][kw]`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Weights {
-    /// Input channels per group.
-    pub cin_g: usize,
-    /// Kernel height and width.
-    pub kh: usize,
-    /// See `kh`.
-    pub kw: usize,
-    /// The values.
-    pub data: Vec<f32>,
-}
+/// Number of coefficient chunks (one per NE).
+pub const NES: usize = 16;
 
-impl Weights {
-    /// The coefficient of output channel `co`, group input channel `ci`, tap `(ky, kx)`.
-    pub fn at(&self, co: usize, ci: usize, ky: usize, kx: usize) -> f32 {
-        self.data.get(((co * self.cin_g + ci) * self.kh + ky) * self.kw + kx).copied().unwrap_or(0.0)
-    }
-}
-
-/// The shape of a convolution kernel.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct KernelShape {
-    /// Output channels.
+/// How a convolution's coefficients lie in the coefficient chunks, from the registers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Layout {
+    /// Coefficient format (KernelFmt).
+    pub fmt: Fmt,
+    /// log2 of the channels of a full block (OCGSize).
+    pub ocg_size: u32,
+    /// Chunk i, when `CoeffDMAConfig[i].En`.
+    pub chunks: [Option<Stream>; NES],
+    /// SparseFmt.
+    pub sparse: bool,
+    /// Each block starts with the bias of its channels (BiasMode without the bias stream).
+    pub bias: bool,
+    /// Groups dealt separately (NumGroups; 1 for depthwise).
+    pub groups: usize,
+    /// Input channels each output channel reads (1 for depthwise).
+    pub cin: usize,
+    /// Output channels per group.
     pub cout: usize,
-    /// Input channels per group.
-    pub cin_g: usize,
     /// Kernel height.
     pub kh: usize,
     /// Kernel width.
     pub kw: usize,
 }
 
+/// The output channels `[start, start + len)` of a group that one NE gets in one pass.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Block {
+    /// First channel, counted within the group.
+    pub start: usize,
+    /// Number of channels.
+    pub len: usize,
+}
+
+fn round64(n: u64) -> u64 {
+    n.div_ceil(64).saturating_mul(64)
+}
+
+impl Layout {
+    /// The blocks of NE `ne`, pass by pass (empty when it gets no channel).
+    pub fn blocks(&self, ne: usize) -> Vec<Block> {
+        let pass = 16usize.saturating_mul(1usize.checked_shl(self.ocg_size).unwrap_or(usize::MAX));
+        let mut out = Vec::new();
+        let mut start = 0;
+        while start < self.cout {
+            let r = (self.cout - start).min(pass);
+            let b = r.div_ceil(NES);
+            let (lo, hi) = ((ne * b).min(r), ((ne + 1) * b).min(r));
+            if hi > lo {
+                out.push(Block { start: start + lo, len: hi - lo });
+            }
+            start = start.saturating_add(pass);
+        }
+        out
+    }
+
+    /// Coefficients per output channel.
+    fn taps(&self) -> usize {
+        self.cin.saturating_mul(self.kh).saturating_mul(self.kw)
+    }
+
+    /// Bytes of a dense block of `len` channels.
+    fn dense_block(&self, len: usize) -> u64 {
+        let bias = if self.bias { 2 * len } else { 0 };
+        let w = self.taps().saturating_mul(len).saturating_mul(self.fmt.size());
+        bias.saturating_add(w) as u64
+    }
+
+    /// Bytes chunk `ne` needs in the dense format (padded to 64).
+    pub fn dense_chunk(&self, ne: usize) -> u64 {
+        let part: u64 = self.blocks(ne).iter().map(|b| self.dense_block(b.len)).sum();
+        let part = if self.groups > 1 { round64(part) } else { part };
+        round64(part.saturating_mul(self.groups as u64))
+    }
+}
+
+/// The coefficients and inline bias of every output channel of every group.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    /// Input channels each output channel reads.
+    pub cin: usize,
+    /// Kernel height.
+    pub kh: usize,
+    /// Kernel width.
+    pub kw: usize,
+    /// `[co][ci][ky][kx]`, `co` = group * (channels per group) + channel in the group.
+    pub w: Vec<f32>,
+    /// The inline bias of each `co` (empty without one).
+    pub bias: Vec<f32>,
+}
+
+impl Kernel {
+    /// The coefficient of output channel `co`, input channel `ci`, tap `(ky, kx)`.
+    pub fn at(&self, co: usize, ci: usize, ky: usize, kx: usize) -> f32 {
+        self.w.get(((co * self.cin + ci) * self.kh + ky) * self.kw + kx).copied().unwrap_or(0.0)
+    }
+}
+
 fn kbar(td: usize, kbar: Option<u8>) -> Result<u8, SimError> {
     kbar.ok_or_else(|| SimError::access(td, "the kernel DMA is read without KBE0"))
 }
 
-/// Reads the coefficients of `shape` in format `fmt` from `chunks` (2^`ocg_size` output
-/// channels each).
-pub fn weights(
-    mem: &Memory<'_>,
+/// Reads chunk `ne` front to back; reading past CoeffBfrSize is an error naming it.
+struct Cursor<'m> {
     td: usize,
-    bar: Option<u8>,
-    fmt: Fmt,
-    ocg_size: u32,
-    chunks: &[Stream],
-    shape: KernelShape,
-) -> Result<Weights, SimError> {
-    let bar = kbar(td, bar)?;
-    let taps = shape.cin_g * shape.kh * shape.kw;
-    let per_channel = taps * fmt.size();
-    let stride = per_channel.div_ceil(64) * 64;
-    let group = 1usize << ocg_size.min(16);
-    let mut data = Vec::new();
-    for co in 0..shape.cout {
-        let (j, k) = (co / group, co % group);
-        let chunk = chunks.get(j).ok_or_else(|| SimError::access(td, format!("no coefficient chunk {j}")))?;
-        let field = format!("KernelDMASrc.CoeffBfrSize[{j}].MemBfrSize");
-        let start = (k * stride) as u64;
-        if start + per_channel as u64 > chunk.size {
-            let need = start + per_channel as u64;
-            let reason =
-                format!("output channel {co} needs {need:#x} bytes of chunk {j}, which holds {:#x}", chunk.size);
-            return Err(SimError::field(td, field, chunk.size / 64, reason));
-        }
-        let at = i64::try_from(chunk.addr + start).unwrap_or(i64::MAX);
-        let what = format!("KernelDMASrc.CoeffBaseAddr[{j}] (output channel {co})");
-        let bytes = mem.bytes(td, bar, at, per_channel, &what)?;
-        data.extend(bytes.chunks_exact(fmt.size()).map(|b| fmt.decode(b)));
+    ne: usize,
+    bytes: &'m [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], SimError> {
+        let end = self.at.saturating_add(n);
+        let out = self.bytes.get(self.at..end).ok_or_else(|| {
+            let size = self.bytes.len() as u64;
+            let reason = format!("reading {what} reaches byte {end:#x} of chunk {}, which holds {size:#x}", self.ne);
+            SimError::field(self.td, format!("KernelDMASrc.CoeffBfrSize[{}].MemBfrSize", self.ne), size / 64, reason)
+        })?;
+        self.at = end;
+        Ok(out)
     }
-    Ok(Weights { cin_g: shape.cin_g, kh: shape.kh, kw: shape.kw, data })
+
+    fn value(&mut self, fmt: Fmt, what: &str) -> Result<f32, SimError> {
+        Ok(fmt.decode(self.take(fmt.size(), what)?))
+    }
+
+    fn u16(&mut self, what: &str) -> Result<u16, SimError> {
+        let b = self.take(2, what)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+}
+
+/// The bytes of every chunk that holds channels.
+fn chunk_bytes<'m>(mem: &'m Memory<'_>, td: usize, bar: u8, l: &Layout) -> Result<Vec<&'m [u8]>, SimError> {
+    let mut out = Vec::with_capacity(NES);
+    for ne in 0..NES {
+        if l.blocks(ne).is_empty() {
+            out.push(&[][..]);
+            continue;
+        }
+        let chunk = l.chunks[ne].ok_or_else(|| {
+            SimError::field(td, format!("KernelDMASrc.CoeffDMAConfig[{ne}].En"), 0, "this NE's chunk holds channels")
+        })?;
+        let at = i64::try_from(chunk.addr).unwrap_or(i64::MAX);
+        let size = usize::try_from(chunk.size).unwrap_or(usize::MAX);
+        out.push(mem.bytes(td, bar, at, size, &format!("KernelDMASrc.CoeffBaseAddr[{ne}] (coefficient chunk)"))?);
+    }
+    Ok(out)
+}
+
+/// Reads every coefficient (and the inline bias) of `l`.
+pub fn read(mem: &Memory<'_>, td: usize, bar: Option<u8>, l: &Layout) -> Result<Kernel, SimError> {
+    let bar = kbar(td, bar)?;
+    let chunks = chunk_bytes(mem, td, bar, l)?;
+    let total = l.groups.saturating_mul(l.cout);
+    let count = total.saturating_mul(l.taps());
+    // Every coefficient takes at least half a byte of its chunk (a sparse mask covers at
+    // most 4 of them in 2 bytes), so a larger kernel cannot be read: refused before the
+    // kernel is allocated.
+    let avail: usize = chunks.iter().map(|c| c.len()).sum();
+    if count > avail.saturating_mul(2) {
+        let reason = format!(
+            "{total} output channels of {} coefficients cannot lie in the {avail:#x} bytes of the coefficient chunks",
+            l.taps()
+        );
+        return Err(SimError::field(td, "Common.Cout.Cout", l.cout as u64, reason));
+    }
+    let mut k = Kernel {
+        cin: l.cin,
+        kh: l.kh,
+        kw: l.kw,
+        w: vec![0.0; count],
+        bias: if l.bias { vec![0.0; total] } else { Vec::new() },
+    };
+    for (ne, bytes) in chunks.into_iter().enumerate() {
+        let blocks = l.blocks(ne);
+        if blocks.is_empty() {
+            continue;
+        }
+        let mut cur = Cursor { td, ne, bytes, at: 0 };
+        for g in 0..l.groups {
+            for b in &blocks {
+                let first = g * l.cout + b.start;
+                if l.bias {
+                    for j in 0..b.len {
+                        k.bias[first + j] = cur.value(Fmt::F16, "the inline bias")?;
+                    }
+                }
+                match l.sparse {
+                    true => sparse_block(&mut cur, &mut k, first, b.len)?,
+                    false => dense_block(&mut cur, &mut k, l.fmt, first, b.len)?,
+                }
+            }
+            if l.groups > 1 {
+                cur.at = cur.at.div_ceil(64) * 64;
+            }
+        }
+    }
+    Ok(k)
+}
+
+/// `[for ci, ky, kx, j: W[first + j][ci][ky][kx]]`.
+fn dense_block(cur: &mut Cursor<'_>, k: &mut Kernel, fmt: Fmt, first: usize, len: usize) -> Result<(), SimError> {
+    let taps = k.kh * k.kw;
+    for ci in 0..k.cin {
+        for tap in 0..taps {
+            for j in 0..len {
+                let v = cur.value(fmt, "the coefficients")?;
+                if let Some(slot) = k.w.get_mut(((first + j) * k.cin + ci) * taps + tap) {
+                    *slot = v;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The 1x1 sparse block after its bias: `[u16 L][for ci: u16 mask, the stored values]`.
+fn sparse_block(cur: &mut Cursor<'_>, k: &mut Kernel, first: usize, len: usize) -> Result<(), SimError> {
+    let (td, ne) = (cur.td, cur.ne);
+    let at = cur.at;
+    let declared = usize::from(cur.u16("the sparse block's length word")?);
+    let lanes = ((1u32 << len.min(8)) - 1) << 8;
+    for ci in 0..k.cin {
+        let mask_at = cur.at;
+        let mask = cur.u16("a sparse mask")?;
+        if u32::from(mask) & !lanes != 0 {
+            let field = format!("the sparse mask at byte {mask_at:#x} of chunk {ne} (input channel {ci})");
+            let reason =
+                format!("only bits 8..{} (the 1x1 tap's lanes of the block's {len} channels) are modelled", 8 + len);
+            return Err(SimError::field(td, field, mask.into(), reason));
+        }
+        for j in 0..len {
+            if mask & (1 << (8 + j)) != 0 {
+                let v = cur.value(Fmt::F16, "a sparse value")?;
+                if let Some(slot) = k.w.get_mut((first + j) * k.cin + ci) {
+                    *slot = v;
+                }
+            }
+        }
+    }
+    let read = cur.at - at - 2;
+    if read != declared {
+        let field = format!("the sparse block's length word at byte {at:#x} of chunk {ne}");
+        let reason = format!("the masks and values of its {} input channels take {read:#x} bytes", k.cin);
+        return Err(SimError::field(td, field, declared as u64, reason));
+    }
+    Ok(())
 }
 
 /// `count` fp16 values of a header stream (`name` is `bias` or `post-scale`).
@@ -123,42 +309,5 @@ pub fn table(mem: &Memory<'_>, td: usize, bar: Option<u8>, s: &Stream) -> Result
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-
-    use super::*;
-    use crate::sim::memory::Buffer;
-    use std::borrow::Cow;
-
-    fn mem(bytes: Vec<u8>) -> Memory<'static> {
-        Memory::new(vec![(1, Buffer { name: "__const".into(), bytes: Cow::Owned(bytes), writable: false })])
-    }
-
-    #[test]
-    fn channels_start_on_64_byte_boundaries_within_chunks() {
-        // Two output channels per chunk (OCGSize 1), 3 fp16 taps each: channel 1 at 0x40.
-        let mut bytes = vec![0u8; 0x100];
-        for (ch, base) in [(0u8, 0x00usize), (1, 0x40), (2, 0x80)] {
-            for t in 0..3 {
-                let v = half::f16::from_f32(f32::from(10 * ch + t as u8)).to_le_bytes();
-                bytes[base + 2 * t..base + 2 * t + 2].copy_from_slice(&v);
-            }
-        }
-        let chunks = [Stream { addr: 0, size: 0x80 }, Stream { addr: 0x80, size: 0x40 }];
-        let shape = KernelShape { cout: 3, cin_g: 3, kh: 1, kw: 1 };
-        let w = weights(&mem(bytes), 0, Some(1), Fmt::F16, 1, &chunks, shape).unwrap();
-        assert_eq!(w.data, vec![0.0, 1.0, 2.0, 10.0, 11.0, 12.0, 20.0, 21.0, 22.0]);
-    }
-
-    #[test]
-    fn short_chunks_and_streams_are_errors_naming_the_size_field() {
-        let chunks = [Stream { addr: 0, size: 0x40 }];
-        let shape = KernelShape { cout: 2, cin_g: 3, kh: 1, kw: 1 };
-        let e = weights(&mem(vec![0; 0x100]), 3, Some(1), Fmt::F16, 1, &chunks, shape).unwrap_err().to_string();
-        assert!(e.starts_with("TD 3: KernelDMASrc.CoeffBfrSize[0].MemBfrSize = 0x1"), "{e}");
-        let s = Stream { addr: 0xC0, size: 0x40 };
-        assert!(vector(&mem(vec![0; 0x100]), 0, Some(1), &s, 40, "bias", 0x114).is_err());
-        assert!(vector(&mem(vec![0; 0x100]), 0, Some(1), &s, 4, "bias", 0x114).is_ok());
-        assert!(vector(&mem(vec![0; 0x100]), 0, None, &s, 4, "bias", 0x114).is_err());
-    }
-}
+#[path = "kernel_tests.rs"]
+mod tests;

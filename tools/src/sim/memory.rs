@@ -272,15 +272,17 @@ pub fn check_disjoint(extents_strides: &[(usize, u64)], size: usize) -> Result<(
     Ok(())
 }
 
-/// The on-chip L2 buffer (zero at the start of a run).
+/// The on-chip L2 buffer (zero at the start of a run), with a record of which bytes a
+/// task of the run has written (a tile-DMA load or an engine result).
 #[derive(Debug, Clone)]
 pub struct L2 {
     bytes: Vec<u8>,
+    written: Vec<bool>,
 }
 
 impl Default for L2 {
     fn default() -> Self {
-        L2 { bytes: vec![0; L2_SIZE] }
+        L2 { bytes: vec![0; L2_SIZE], written: vec![false; L2_SIZE] }
     }
 }
 
@@ -321,6 +323,29 @@ impl L2 {
             let slot =
                 self.bytes.get_mut(at..).ok_or_else(|| SimError::access(td, format!("{what}: L2 write at {at:#x}")))?;
             fmt.encode(v, slot);
+            if let Some(w) = self.written.get_mut(at..at.saturating_add(fmt.size())) {
+                w.fill(true);
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks that every byte of a `dims` box of `fmt` at `r` was written by an earlier
+    /// task of the run (a source read from L2 without a load).
+    pub fn check_written(&self, td: usize, r: &Region, dims: Dims, fmt: Fmt, what: &str) -> Result<(), SimError> {
+        self.check_region(td, r, dims, fmt, what)?;
+        for (c, d, h, w) in Dense::coords(dims) {
+            let at = usize::try_from(r.offset(c, d, h, w, fmt.size())).unwrap_or(usize::MAX);
+            let done = self.written.get(at..at.saturating_add(fmt.size())).is_some_and(|b| b.iter().all(|&x| x));
+            if !done {
+                return Err(SimError::access(
+                    td,
+                    format!(
+                        "{what}: element (channel {c}, row {h}, column {w}) at L2 {at:#x} was not written by an \
+                         earlier task of the run"
+                    ),
+                ));
+            }
         }
         Ok(())
     }
@@ -328,6 +353,8 @@ impl L2 {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
+
     use super::*;
 
     #[test]
@@ -367,5 +394,24 @@ mod tests {
         assert!(m.write(0, 5, 0, Fmt::F16, 1.0, "dst").is_err());
         assert!(m.write(0, 4, 2, Fmt::F16, 3.0, "dst").is_ok());
         assert_eq!(m.read(0, 4, 2, Fmt::F16, "dst").ok(), Some(3.0));
+    }
+
+    /// A source read from L2 must have been written in the run (the split convolution of
+    /// record `conv_probe_k1_c1024_n1024_s16_st1_g1_bias0_same`, task 1).
+    #[test]
+    fn l2_reads_of_unwritten_bytes_are_found() {
+        let mut l2 = L2::default();
+        let r = Region { base: 0x40, channel: 0x10, row: 0x20, depth: 0 };
+        let dims = Dims { c: 2, d: 1, h: 2, w: 3 };
+        assert!(l2.check_written(0, &r, dims, Fmt::F16, "src").is_err());
+        let x = Dense { dims, data: vec![1.0; 12] };
+        assert!(l2.write(0, &r, &x, Fmt::F16, "dst").is_ok());
+        assert!(l2.check_written(0, &r, dims, Fmt::F16, "src").is_ok());
+        let wider = Dims { w: 4, ..dims };
+        let e = l2.check_written(3, &r, wider, Fmt::F16, "src").unwrap_err().to_string();
+        assert_eq!(
+            e,
+            "TD 3: src: element (channel 0, row 0, column 3) at L2 0x46 was not written by an earlier task of the run"
+        );
     }
 }

@@ -11,9 +11,14 @@
 //! evidence, is listed in `docs/simulator.md`.
 //!
 //! Modules, one per concern: `program` (container, BARs, bound tensors, chain), `td`
-//! with `reader`, `td_dma` and `td_engine` (field decoding), `memory` (BAR buffers, L2,
-//! formats), `dma` (tile DMA), `kernel` (kernel DMA), `ne`, `pe`, `table` (activation
-//! tables), `exec` (one task), `io` (inputs and outputs).
+//! with `reader`, `td_header`, `td_common`, `td_dma`, `td_engine` and `td_pair` (field
+//! decoding; `td_pair`: results kept in L2, operands read from L2, streamed NE sources),
+//! `memory` (BAR buffers, L2, formats), `dma` (tile DMA), `kernel` (kernel DMA), `ne`,
+//! `pe`, `operand` (operands read from L2 and their broadcast), `table` (activation
+//! tables), `exec` (one task), `io` (inputs and outputs). Test-only: `kernel_tests`
+//! (coefficient images built by hand), `record_tests` (Apple's convolution records of the
+//! current compiler, decoded and run), `pair_tests` (the L2 pair modes on tasks built by
+//! hand) and `pair_record_tests` (Apple's NE-producer / PE-consumer records and abs).
 
 mod dma;
 mod error;
@@ -22,13 +27,23 @@ mod io;
 mod kernel;
 mod memory;
 mod ne;
+mod operand;
+#[cfg(test)]
+mod pair_record_tests;
+#[cfg(test)]
+mod pair_tests;
 mod pe;
 mod program;
 mod reader;
+#[cfg(test)]
+mod record_tests;
 mod table;
 mod td;
+mod td_common;
 mod td_dma;
 mod td_engine;
+mod td_header;
+mod td_pair;
 
 pub use error::SimError;
 pub use io::IoSpec;

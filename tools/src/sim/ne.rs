@@ -1,22 +1,28 @@
-//! The neural engine: the MAC stage (convolution with kernel size, step, padding and
-//! groups, or the unity kernel's per-channel window sum or maximum), then the bias, the
-//! post-scale and the nonlinear stage, for every output element.
+//! The neural engine: the MAC stage (convolution with kernel size, step, padding, groups
+//! and depthwise, or the unity kernel's per-channel window sum or maximum), then the
+//! bias, the post-scale and the nonlinear stage, for every output element.
 //!
 //! Arithmetic: products and sums in f32 (fp16 x fp16 products are exact in f32; the sum
 //! runs over input channel, then kernel row, then kernel column, rounding at each add),
 //! then bias, scale and activation in f32; the value is rounded once, to the result format,
 //! when the L2 result is written. Stage order, per the register names (AccBias: a bias
 //! into the accumulator; PostScale: a scale after it):
-//! `y = act((acc + MatrixVectorBias + AccBias * bias[c]) * PostScale * scale[c])`,
-//! each term present when its enable (MatrixBiasEn, BiasMode, PostScaleMode) is set.
+//! `y = act((acc + MatrixVectorBias + AccBias * bias[c] + kbias[c]) * PostScale * scale[c])`,
+//! each term present when its enable (MatrixBiasEn, BiasMode with the bias stream,
+//! BiasMode without it: `kbias` inline in the coefficient blocks, PostScaleMode) is set.
+//!
+//! A convolution with NumGroups > 1 runs once per group ([`run`]'s `group`): the source
+//! holds the group's input channels and the result its output channels, whose kernel,
+//! bias and scale are those of channels `group * Cout + c`.
 
 use super::error::SimError;
-use super::kernel::{self, KernelShape, Weights};
+use super::kernel::{self, Kernel};
 use super::memory::{Dense, Dims, Memory};
 use super::table::Table;
-use super::td::{Mac, NeTask, Nonlinear, PadMode};
+use super::td::{Mac, NeTask, Nonlinear, PadMode, Window};
 
 /// The per-output-channel terms after the MAC stage.
+#[derive(Debug, Clone)]
 struct Post {
     bias: Vec<f32>,
     scale: Vec<f32>,
@@ -35,13 +41,30 @@ impl Post {
     }
 }
 
-/// Loads the bias, scale and table of `ne` for `cout` channels.
-fn post(mem: &Memory<'_>, td: usize, ne: &NeTask, cout: usize) -> Result<Post, SimError> {
+/// What an NE task reads from kernel memory, once for all its groups.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    kernel: Option<Kernel>,
+    post: Post,
+}
+
+/// Reads the coefficients, bias, scale and table of `ne` for `cout` output channels (of
+/// every group).
+pub fn prepare(mem: &Memory<'_>, td: usize, ne: &NeTask, cout: usize) -> Result<Prepared, SimError> {
+    let kernel = match &ne.mac {
+        Mac::Kernel { layout, .. } => Some(kernel::read(mem, td, ne.kbar, layout)?),
+        _ => None,
+    };
     let mut bias = vec![ne.matrix_bias.unwrap_or(0.0); cout];
     if let Some((mult, s)) = &ne.acc_bias {
         let v = kernel::vector(mem, td, ne.kbar, s, cout, "bias", 0x114)?;
         for (b, x) in bias.iter_mut().zip(v) {
             *b += mult * x;
+        }
+    }
+    if let Some(k) = &kernel {
+        for (b, x) in bias.iter_mut().zip(&k.bias) {
+            *b += x;
         }
     }
     let mut scale = vec![ne.post_scale; cout];
@@ -55,7 +78,7 @@ fn post(mem: &Memory<'_>, td: usize, ne: &NeTask, cout: usize) -> Result<Post, S
         Nonlinear::Table(s) => Some(kernel::table(mem, td, ne.kbar, s)?),
         _ => None,
     };
-    Ok(Post { bias, scale, table, relu: ne.nonlinear == Nonlinear::Relu })
+    Ok(Prepared { kernel, post: Post { bias, scale, table, relu: ne.nonlinear == Nonlinear::Relu } })
 }
 
 /// The source position a window tap reads, or `None` in the padding.
@@ -63,36 +86,34 @@ fn source_pos(o: usize, step: usize, pad: usize, k: usize, extent: usize) -> Opt
     (o * step + k).checked_sub(pad).filter(|&i| i < extent)
 }
 
-/// Runs the NE of task `td` on source `x`, giving the `out` result.
-pub fn run(mem: &Memory<'_>, td: usize, ne: &NeTask, x: &Dense, out: Dims) -> Result<Dense, SimError> {
-    let post = post(mem, td, ne, out.c)?;
-    let weights = match &ne.mac {
-        Mac::Kernel { fmt, ocg_size, chunks } => {
-            let shape =
-                KernelShape { cout: out.c, cin_g: x.dims.c / ne.groups.max(1), kh: ne.window.kh, kw: ne.window.kw };
-            Some(kernel::weights(mem, td, ne.kbar, *fmt, *ocg_size, chunks, shape)?)
-        }
-        _ => None,
-    };
+/// Runs the NE of task `td` on source `x` for group `group`, giving the `out` result.
+pub fn run(p: &Prepared, td: usize, ne: &NeTask, x: &Dense, out: Dims, group: usize) -> Result<Dense, SimError> {
+    let depthwise = matches!(ne.mac, Mac::Kernel { depthwise: true, .. });
+    let first = group * out.c;
     let mut y = Dense::zeros(out);
     for (v, (c, d, h, w)) in y.data.iter_mut().zip(Dense::coords(out)) {
-        let acc = match &weights {
-            Some(k) => conv_at(ne, k, x, out.c, (c, d, h, w)),
+        let acc = match &p.kernel {
+            Some(k) => conv_at(&ne.window, k, x, first + c, depthwise.then_some(c), (d, h, w)),
             None => window_at(td, ne, x, (c, d, h, w))?,
         };
-        *v = post.apply(c, acc);
+        *v = p.post.apply(first + c, acc);
     }
     Ok(y)
 }
 
-/// The convolution sum of output element `(co, d, oy, ox)`.
-fn conv_at(ne: &NeTask, k: &Weights, x: &Dense, cout: usize, (co, d, oy, ox): (usize, usize, usize, usize)) -> f32 {
-    let w = &ne.window;
-    let groups = ne.groups.max(1);
-    let group = co / (cout / groups).max(1);
+/// The convolution sum of output channel `co` (of every group) at `(d, oy, ox)`: over the
+/// source's channels, or only over channel `only` (depthwise).
+fn conv_at(
+    w: &Window,
+    k: &Kernel,
+    x: &Dense,
+    co: usize,
+    only: Option<usize>,
+    (d, oy, ox): (usize, usize, usize),
+) -> f32 {
     let mut acc = 0.0f32;
-    for ci in 0..k.cin_g {
-        let c = group * k.cin_g + ci;
+    for ci in 0..k.cin {
+        let c = only.unwrap_or(ci);
         for ky in 0..w.kh {
             let Some(iy) = source_pos(oy, w.sy, w.py, ky, x.dims.h) else { continue };
             for kx in 0..w.kw {
@@ -135,12 +156,10 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
-    use crate::sim::td::Window;
 
     fn task(mac: Mac, window: Window, pad: PadMode) -> NeTask {
         NeTask {
             window,
-            groups: 1,
             pad,
             mac,
             kbar: None,
@@ -152,24 +171,31 @@ mod tests {
         }
     }
 
+    /// Runs `t` (no kernel memory) on `x`.
+    fn sim(t: &NeTask, x: &Dense, out: Dims) -> Dense {
+        let p = prepare(&Memory::new(vec![]), 0, t, out.c).unwrap();
+        run(&p, 0, t, x, out, 0).unwrap()
+    }
+
     fn dense(c: usize, h: usize, w: usize, f: impl Fn(usize, usize, usize) -> f32) -> Dense {
         let dims = Dims { c, d: 1, h, w };
         let data = Dense::coords(dims).map(|(c, _, h, w)| f(c, h, w)).collect();
         Dense { dims, data }
     }
 
+    /// Our encoder's pooling (conformance.md).
     #[test]
     fn max_pool_with_skipped_padding_and_average_with_zero_padding() {
         // 1 channel 3x3 of -1..-9; 2x2 window, step 2, one row/column of top-left padding.
         let x = dense(1, 3, 3, |_, h, w| -((3 * h + w + 1) as f32));
         let win = Window { kh: 2, kw: 2, sy: 2, sx: 2, py: 1, px: 1 };
         let out = Dims { c: 1, d: 1, h: 2, w: 2 };
-        let max = run(&Memory::new(vec![]), 0, &task(Mac::Max, win, PadMode::Skip), &x, out).unwrap();
+        let max = sim(&task(Mac::Max, win, PadMode::Skip), &x, out);
         // Windows: {-1}, {-2,-3}, {-4,-7}, {-5,-6,-8,-9}.
         assert_eq!(max.data, vec![-1.0, -2.0, -4.0, -5.0]);
         let mut avg = task(Mac::Sum, win, PadMode::Zero);
         avg.post_scale = 0.25;
-        let y = run(&Memory::new(vec![]), 0, &avg, &x, out).unwrap();
+        let y = sim(&avg, &x, out);
         assert_eq!(y.data, vec![-0.25, -1.25, -2.75, -7.0]);
     }
 
@@ -181,7 +207,58 @@ mod tests {
         t.matrix_bias = Some(-1.5);
         t.post_scale = 2.0;
         t.nonlinear = Nonlinear::Relu;
-        let y = run(&Memory::new(vec![]), 0, &t, &x, Dims { c: 2, d: 1, h: 1, w: 1 }).unwrap();
+        let y = sim(&t, &x, Dims { c: 2, d: 1, h: 1, w: 1 });
         assert_eq!(y.data, vec![0.0, 1.0]);
+    }
+
+    fn kernel_task(depthwise: bool) -> NeTask {
+        let layout = kernel::Layout {
+            fmt: crate::sim::memory::Fmt::F16,
+            ocg_size: 0,
+            chunks: [None; kernel::NES],
+            sparse: false,
+            bias: true,
+            groups: if depthwise { 1 } else { 2 },
+            cin: if depthwise { 1 } else { 2 },
+            cout: 2,
+            kh: 1,
+            kw: 1,
+        };
+        task(
+            Mac::Kernel { layout: Box::new(layout), depthwise },
+            Window { kh: 1, kw: 1, sy: 1, sx: 1, py: 0, px: 0 },
+            PadMode::Zero,
+        )
+    }
+
+    /// NumGroups 2, 2 -> 2 channels per group: group 1's result uses the kernel and the
+    /// inline bias of channels 2 and 3 on the group's own two source channels (records
+    /// `env_conv_k3_c64_n64_s16_st1_g4_bias1`: Cin = Cout = 16 per group, GroupStride =
+    /// 16 planes).
+    #[test]
+    fn a_group_uses_its_own_channels_kernel_and_bias() {
+        let t = kernel_task(false);
+        // W[co][ci] = 10 co + ci, bias[co] = 100 co.
+        let w = (0..4).flat_map(|co| (0..2).map(move |ci| (10 * co + ci) as f32)).collect();
+        let k = Kernel { cin: 2, kh: 1, kw: 1, w, bias: (0..4).map(|c| 100.0 * c as f32).collect() };
+        let post = Post { bias: k.bias.clone(), scale: vec![1.0; 4], table: None, relu: false };
+        let p = Prepared { kernel: Some(k), post };
+        let x = dense(2, 1, 1, |c, _, _| [1.0, 2.0][c]);
+        let y = run(&p, 0, &t, &x, Dims { c: 2, d: 1, h: 1, w: 1 }, 1).unwrap();
+        // Channel 2: 20 * 1 + 21 * 2 + 200; channel 3: 30 + 62 + 300.
+        assert_eq!(y.data, vec![262.0, 392.0]);
+    }
+
+    /// Depthwise: output channel c reads source channel c only (records
+    /// `env_conv_k3_c64_n64_s16_st1_g64_bias1`: UnicastEn, NumGroups 1, Cin = Cout = 64).
+    #[test]
+    fn depthwise_reads_its_own_channel() {
+        let t = kernel_task(true);
+        let k = Kernel { cin: 1, kh: 1, kw: 1, w: vec![3.0, 5.0], bias: vec![0.5, -0.5] };
+        let post = Post { bias: k.bias.clone(), scale: vec![1.0; 2], table: None, relu: false };
+        let p = Prepared { kernel: Some(k), post };
+        let x = dense(2, 1, 2, |c, _, w| (10 * c + w) as f32);
+        let y = run(&p, 0, &t, &x, Dims { c: 2, d: 1, h: 1, w: 2 }, 0).unwrap();
+        assert_eq!(y.data, vec![0.5, 3.5, 49.5, 54.5]);
     }
 }

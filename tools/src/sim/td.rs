@@ -1,6 +1,7 @@
-//! One TD decoded by field name into a typed task: the header (chain, BARs, engine
-//! enable), the Common block and the assembly of the per-block decoders of `td_dma.rs`
-//! (tile DMA, L2) and `td_engine.rs` (kernel DMA, NE, PE).
+//! One TD decoded by field name into a typed task: the assembly of the per-block decoders
+//! of `td_header.rs` (chain, BARs, engine enable), `td_common.rs` (Common block),
+//! `td_dma.rs` (tile DMA, L2), `td_engine.rs` (kernel DMA, NE, PE) and `td_pair.rs` (a
+//! result kept in L2, an operand read from L2, a source streamed to the NE).
 //!
 //! Every named field of the register map is looked at; each one is either interpreted,
 //! accepted as having no effect on values (cache hints, event logging, scheduling), or
@@ -8,11 +9,16 @@
 //! [`SimError::Field`] naming the TD, the field and the value.
 
 use super::error::SimError;
-use super::memory::{Dims, Fmt, Region};
+use super::kernel::Layout;
+use super::memory::{Dims, Fmt, Region, L2_SIZE};
 use super::reader::Reader;
-use super::td_dma::{self, L2Layout};
+use super::td_dma::{self, L2Layout, Tiles};
 use super::td_engine;
+use super::td_pair;
 use anec_backend_h13::td::TdImage;
+
+pub use super::td_common::{common, Common, Operands};
+pub use super::td_header::{header, Header};
 
 /// A buffer range of the kernel memory (relative to the BAR `KBase0` names).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -73,12 +79,10 @@ pub enum PadMode {
 pub enum Mac {
     /// Convolution with the coefficients of the kernel DMA (KernelMode 0).
     Kernel {
-        /// Coefficient format (KernelFmt).
-        fmt: Fmt,
-        /// log2 of the output channels per coefficient chunk (OCGSize).
-        ocg_size: u32,
-        /// The enabled coefficient chunks, channel 0 first.
-        chunks: Vec<Stream>,
+        /// Where the coefficients lie.
+        layout: Box<Layout>,
+        /// Output channel c reads input channel c only (UnicastEn with NumGroups 1).
+        depthwise: bool,
     },
     /// Unity kernel: the sum over the window of each channel (KernelMode 1).
     Sum,
@@ -102,8 +106,6 @@ pub enum Nonlinear {
 pub struct NeTask {
     /// Window geometry.
     pub window: Window,
-    /// Convolution groups.
-    pub groups: usize,
     /// Padding treatment.
     pub pad: PadMode,
     /// MAC stage.
@@ -144,6 +146,8 @@ pub struct PeTask {
     pub op: PeOp,
     /// The second operand is negated (PE config bit 18: sub).
     pub negate: bool,
+    /// The absolute value of the result (PE config bit 6).
+    pub abs: bool,
     /// The fp16 scale of BiasScale (high half).
     pub scale: f32,
     /// The fp16 bias of BiasScale (low half).
@@ -170,248 +174,72 @@ pub struct Task {
     pub out_dims: Dims,
     /// The tile-DMA sources (one or two).
     pub sources: Vec<Tile>,
+    /// The first source is not loaded: the task reads its L2 region as an earlier task
+    /// left it (TileDMASrc.DMAConfig.En 0, L2.SourceCfg.SourceType 0).
+    pub resident: bool,
     /// The tile-DMA destination.
     pub dest: Tile,
     /// L2 regions of each source.
     pub l2_sources: Vec<Region>,
-    /// L2 region of the result.
+    /// L2 region of the result (of the first repeat).
     pub l2_result: Region,
+    /// Bytes between the L2 results of successive repeats (a convolution's groups lie
+    /// side by side in one dense result; 0 for the planar engine's batch loop).
+    pub result_step: u64,
     /// What computes.
     pub unit: Unit,
-    /// How many times the task runs, each time one group stride further in every tile
-    /// (the planar engine's batch loop, NumGroups; 1 for NE tasks, whose NumGroups are
-    /// convolution groups).
+    /// How many times the task runs, each time one group stride further in every tile:
+    /// NumGroups (the planar engine's batch loop, a convolution's groups; 1 for the NE's
+    /// unity kernel).
     pub repeats: usize,
+    /// The result goes to DRAM through the destination tile DMA; otherwise it is kept in
+    /// L2 for a later task (ResultType 0, DstLoc 0, TileDMADst.DMAConfig.En 0).
+    pub store: bool,
+    /// The NE writes its `Cout x 1 x 1` result transposed, as one packed row of Cout
+    /// values at the result base (Common.Cfg bit 28).
+    pub packed: bool,
+    /// The first source is streamed to the NE: its L2 channel stride (0x100) is shorter
+    /// than its row, so the values go from the tile DMA to the NE through a staging area
+    /// of one 0x100-byte piece per row and channel, whose bytes are not modelled.
+    pub streamed: bool,
+    /// The planar engine's operand(s) read from L2 where an earlier task left them.
+    pub operand: Option<L2Operand>,
 }
 
-/// Where the chain goes after a TD.
+/// An operand the planar engine reads from L2 (Common.Cfg 0x31 / 0x41): a box of the
+/// source's dimensions with extent 1 along each broadcast axis (word 0x158), or a packed
+/// vector of one value per channel (0x200: channel c at base + c x element size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Link {
-    /// EON: the last TD of the network.
-    pub end: bool,
-    /// NextPointer: byte offset of the next TD in `__text`.
-    pub next: u64,
+pub struct L2Operand {
+    /// Where operand 2 lies.
+    pub region: Region,
+    /// The box it holds (broadcast to the source's dimensions when read).
+    pub dims: Dims,
+    /// Its element format (ChCfg bits 3:2).
+    pub fmt: Fmt,
+    /// Word 0x158.
+    pub broadcast: u32,
+    /// Operand 3 of a three-operand task (Cfg 0x41): the same box one row stride further.
+    pub third: Option<Region>,
 }
 
-/// Header fields with no effect on values (IDs, event logging).
-const HEADER_IGNORED: [&str; 8] = [
-    "aneTD.Header[0].TID",
-    "aneTD.Header[0].NID",
-    "aneTD.Header[0].LNID",
-    "aneTD.Header[1].ExeCycles",
-    "aneTD.Header[2].LogEvents",
-    "aneTD.Header[3].Exceptions",
-    "aneTD.Header[4].DebugLogEvents",
-    "aneTD.Header[5].DebugExceptions",
-];
-
-/// Header fields of unknown effect, with the one value every Apple program holds.
-const HEADER_FIXED: [(&str, u64); 18] = [
-    ("aneTD.Header[6].DisallowAbort", 0),
-    ("aneTD.Header[6].TDSkip", 0),
-    ("aneTD.Header[6].KPC", 0),
-    ("aneTD.Header[6].SPL", 1),
-    ("aneTD.Header[6].TSR", 1),
-    ("aneTD.Header[6].SPC", 0),
-    ("aneTD.Header[6].DPC", 0),
-    ("aneTD.Header[6].TSE", 1),
-    ("aneTD.Header[6].NextPriority", 0),
-    ("aneTD.Header[6].TDE", 0),
-    ("aneTD.Header[6].SrcLoc", 1),
-    ("aneTD.Header[6].DstLoc", 1),
-    ("aneTD.Header[6].TQDis", 0),
-    ("aneTD.Header[8].TBase", 0),
-    ("aneTD.Header[9].KBase1", 0),
-    ("aneTD.Header[9].KBE1", 0),
-    ("aneTD.Header[9].KBase2", 0),
-    ("aneTD.Header[9].KBE2", 0),
-];
-
-/// The TD header as the simulator uses it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Header {
-    /// Chain link.
-    pub link: Link,
-    /// NextSize.
-    pub next_size: u64,
-    /// RBase0 and, when RBE1, RBase1.
-    pub sources: [Option<u8>; 2],
-    /// WBase.
-    pub dest: u8,
-    /// ENE.
-    pub ene: u64,
-    /// KBase0 when KBE0.
-    pub kbar: Option<u8>,
-}
-
-fn bar(r: &mut Reader, base: &str, enable: &str, allowed: &[u64]) -> Result<Option<u8>, SimError> {
-    let on = r.fixed(enable, allowed)? == 1;
-    let b = r.get(base)?;
-    match (on, b) {
-        (true, _) => Ok(u8::try_from(b).ok()),
-        (false, 0) => Ok(None),
-        (false, _) => Err(r.err(base, b, format!("a BAR index with {enable} = 0 is not modelled"))),
+impl Task {
+    /// The box the L2 result holds: `1 x 1 x Cout` when packed.
+    pub fn result_dims(&self) -> Dims {
+        match self.packed {
+            true => Dims { c: 1, d: 1, h: 1, w: self.out_dims.c },
+            false => self.out_dims,
+        }
     }
-}
 
-/// Decodes the 0x28-byte header.
-pub fn header(r: &mut Reader) -> Result<Header, SimError> {
-    for name in HEADER_IGNORED {
-        r.ignore(name)?;
-    }
-    for (name, v) in HEADER_FIXED {
-        r.fixed(name, &[v])?;
-    }
-    // TBE names __text (TBase 0) as the base of NextPointer on every task but the last
-    // (the current compiler); v4.2.1 leaves it clear.
-    r.fixed("aneTD.Header[8].TBE", &[0, 1])?;
-    r.fixed("aneTD.Header[9].KBase3", &[0])?;
-    r.fixed("aneTD.Header[9].KBE3", &[0])?;
-    let link = Link { end: r.get("aneTD.Header[0].EON")? == 1, next: r.get("aneTD.Header[7].NextPointer")? };
-    let next_size = r.get("aneTD.Header[1].NextSize")?;
-    let src0 = bar(r, "aneTD.Header[8].RBase0", "aneTD.Header[8].RBE0", &[1])?;
-    let src1 = bar(r, "aneTD.Header[8].RBase1", "aneTD.Header[8].RBE1", &[0, 1])?;
-    let dest = bar(r, "aneTD.Header[8].WBase", "aneTD.Header[8].WBE", &[1])?.unwrap_or(0);
-    // ENE: 0 for a planar-engine task, ActiveNE + 1 for an NE task (checked against
-    // Common.Cfg.ActiveNE when the Common block is read).
-    let ene = r.fixed("aneTD.Header[8].ENE", &[0, 1, 2, 3, 4, 5])?;
-    let kbar = bar(r, "aneTD.Header[9].KBase0", "aneTD.Header[9].KBE0", &[0, 1])?;
-    Ok(Header { link, next_size, sources: [src0, src1], dest, ene, kbar })
-}
-
-/// The Common block as the simulator uses it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Common {
-    /// Source dimensions.
-    pub in_dims: Dims,
-    /// Result dimensions.
-    pub out_dims: Dims,
-    /// InFmt and the second source's format (ChCfg bits 3:2).
-    pub in_fmt: [Fmt; 2],
-    /// OutFmt.
-    pub out_fmt: Fmt,
-    /// Window.
-    pub window: Window,
-    /// OCGSize.
-    pub ocg_size: u32,
-    /// NumGroups.
-    pub groups: usize,
-    /// UnicastEn.
-    pub unicast: bool,
-}
-
-fn fmt(r: &Reader, field: &str, code: u64) -> Result<Fmt, SimError> {
-    Fmt::from_code(code).ok_or_else(|| r.err(field, code, "only formats 0 (u8), 1 (i8) and 2 (fp16) are modelled"))
-}
-
-/// A dimension field, which must be at least 1.
-fn extent(r: &mut Reader, name: &str) -> Result<usize, SimError> {
-    match r.get(name)? {
-        0 => Err(r.err(name, 0, "a zero extent is not modelled")),
-        v => Ok(usize::try_from(v).unwrap_or(usize::MAX)),
-    }
-}
-
-/// Decodes the Common block; `pe` selects the planar-engine values of its unnamed words.
-pub fn common(r: &mut Reader, pe: bool, two_sources: bool) -> Result<Common, SimError> {
-    let depth = "depth > 1 is not modelled (the L2 depth layout is unknown)";
-    r.fixed_word(0x12C, u32::MAX, &[1], &format!("source depth: {depth}"))?;
-    r.fixed_word(0x140, u32::MAX, &[1], &format!("result depth: {depth}"))?;
-    let in_dims = Dims {
-        c: extent(r, "Common.Cin.Cin")?,
-        d: 1,
-        h: extent(r, "Common.InDim.Hin")?,
-        w: extent(r, "Common.InDim.Win")?,
-    };
-    let out_dims = Dims {
-        c: extent(r, "Common.Cout.Cout")?,
-        d: 1,
-        h: extent(r, "Common.OutDim.Hout")?,
-        w: extent(r, "Common.OutDim.Wout")?,
-    };
-    let code = r.get("Common.ChCfg.InFmt")?;
-    let in_fmt = fmt(r, "Common.ChCfg.InFmt", code)?;
-    let code2 = u64::from(r.word(0x130, 0xC) >> 2);
-    if !two_sources && code2 != 0 {
-        return Err(r.err("word 0x130 bits 3:2", code2, "a second-source format without a second source"));
-    }
-    let in_fmt2 = fmt(r, "word 0x130 bits 3:2", code2)?;
-    let code = r.get("Common.ChCfg.OutFmt")?;
-    let out_fmt = fmt(r, "Common.ChCfg.OutFmt", code)?;
-    let window = window(r)?;
-    let ocg_size = u32::try_from(r.get("Common.ConvCfg.OCGSize")?).unwrap_or(u32::MAX);
-    let groups = extent(r, "Common.GroupConvCfg.NumGroups")?;
-    let unicast = r.get("Common.GroupConvCfg.UnicastEn")? == 1;
-    r.fixed("Common.GroupConvCfg.ElemMultMode", &[0])?;
-    r.fixed("Common.GroupConvCfg.UnicastCin", &[1])?;
-    let tile = r.get("Common.TileCfg.TileHeight")?;
-    if tile != out_dims.h as u64 {
-        return Err(r.err(
-            "Common.TileCfg.TileHeight",
-            tile,
-            "only one tile of the whole output height (Hout) is modelled",
-        ));
-    }
-    common_config(r, pe, two_sources)?;
-    Ok(Common { in_dims, out_dims, in_fmt: [in_fmt, in_fmt2], out_fmt, window, ocg_size, groups, unicast })
-}
-
-fn window(r: &mut Reader) -> Result<Window, SimError> {
-    let w = Window {
-        kh: extent(r, "Common.ConvCfg.Kh")?,
-        kw: extent(r, "Common.ConvCfg.Kw")?,
-        sy: extent(r, "Common.ConvCfg.Sy")?,
-        sx: extent(r, "Common.ConvCfg.Sx")?,
-        py: usize::try_from(r.get("Common.ConvCfg.Py")?).unwrap_or(usize::MAX),
-        px: usize::try_from(r.get("Common.ConvCfg.Px")?).unwrap_or(usize::MAX),
-    };
-    r.fixed("Common.ConvCfg.Ox", &[1])?;
-    r.fixed("Common.ConvCfg.Oy", &[1])?;
-    Ok(w)
-}
-
-/// Common.Cfg, TaskInfo, DPE and the unnamed Common words.
-fn common_config(r: &mut Reader, pe: bool, two_sources: bool) -> Result<(), SimError> {
-    // Scheduling hints: they change how the work is spread, not what it computes.
-    for name in ["SmallSourceMode", "ShPref", "ShMin", "ShMax", "AccDoubleBufEn"] {
-        r.ignore(&format!("Common.Cfg.{name}"))?;
-    }
-    let active = r.get("Common.Cfg.ActiveNE")?;
-    let ene = r.get("aneTD.Header[8].ENE")?;
-    if !pe && ene != active + 1 {
-        return Err(r.err("aneTD.Header[8].ENE", ene, format!("an NE task's ENE is ActiveNE + 1 = {}", active + 1)));
-    }
-    for name in ["TaskID", "TaskQ", "NID"] {
-        r.ignore(&format!("Common.TaskInfo.{name}"))?;
-    }
-    r.fixed("Common.Cfg.ContextSwitchIn", &[0])?;
-    r.fixed("Common.Cfg.ContextSwitchOut", &[0])?;
-    // 1 marks Apple's AccBias-on-the-MAC-path task (rsqrt); it changes no value modelled.
-    r.fixed("Common.DPE.Category", &[0, 1])?;
-    r.fixed_word(0x148, u32::MAX, &[0x2041], "kernel-common record")?;
-    if pe {
-        // The planar engine's tile shape (log2 rows << 4 | log2 columns): how the work is
-        // cut, not what it computes.
-        r.word(0x154, u32::MAX);
-    } else {
-        r.fixed_word(0x154, u32::MAX, &[0], "planar-engine tile word of an NE task")?;
-    }
-    let v = r.other_bits(0x15C);
-    let cfg = cfg_unnamed(pe, two_sources);
-    if !cfg.contains(&v) {
-        return Err(r.err("word 0x15c unnamed bits", v.into(), format!("{cfg:#x?} is modelled for this engine path")));
-    }
-    Ok(())
-}
-
-/// The unnamed bits of Common.Cfg: bit 0 always; on planar-engine tasks bit 1 when the
-/// second operand comes from DRAM, and the operation class in bits 4..6 (2 one operand,
-/// 3 two operands, 4 an operand broadcast from L2).
-fn cfg_unnamed(pe: bool, two_sources: bool) -> Vec<u32> {
-    match (pe, two_sources) {
-        (false, _) => vec![0x1],
-        (true, false) => vec![0x21],
-        (true, true) => vec![0x33, 0x43],
+    /// The box the first source occupies in L2: one 0x100-byte piece per row and channel
+    /// when it is streamed.
+    pub fn source_dims(&self) -> Dims {
+        let size = self.sources.first().map_or(1, |t| t.fmt.size());
+        match self.streamed {
+            true => Dims { w: self.in_dims.w.min(td_pair::STREAM_PIECE / size), ..self.in_dims },
+            false => self.in_dims,
+        }
     }
 }
 
@@ -420,15 +248,14 @@ pub fn decode(img: &TdImage, index: usize) -> Result<Task, SimError> {
     let mut r = Reader::new(img.clone(), index)?;
     let h = header(&mut r)?;
     let pe = h.ene == 0;
-    let two = h.sources[1].is_some();
-    let c = common(&mut r, pe, two)?;
-    let (sources, dest) = td_dma::tiles(&mut r, &h, &c, pe)?;
-    let l2 = td_dma::l2(&mut r, two)?;
+    let c = common(&mut r, &h)?;
+    let tiles = td_dma::tiles(&mut r, &h, &c, pe)?;
+    let l2 = td_dma::l2(&mut r, c.operands)?;
     let kernel = td_engine::kernel_dma(&mut r, h.kbar.is_some())?;
     let unit = td_engine::unit(&mut r, &h, &c, &kernel, l2.padding)?;
     check_l2_mode(&r, &l2)?;
     r.finish()?;
-    assemble(&r, &c, sources, dest, &l2, unit)
+    assemble(&r, &c, tiles, &l2, unit)
 }
 
 fn check_l2_mode(r: &Reader, l2: &L2Layout) -> Result<(), SimError> {
@@ -439,31 +266,80 @@ fn check_l2_mode(r: &Reader, l2: &L2Layout) -> Result<(), SimError> {
     Ok(())
 }
 
-fn assemble(
-    r: &Reader,
-    c: &Common,
-    sources: Vec<Tile>,
-    dest: Tile,
-    l2: &L2Layout,
-    unit: Unit,
-) -> Result<Task, SimError> {
+/// A source read from L2 (SourceType 0) exactly when the tile DMA does not load it, and
+/// only for a task with one source that runs once.
+fn check_resident(r: &Reader, tiles: &Tiles, l2: &L2Layout, repeats: usize) -> Result<(), SimError> {
+    let field = "L2.SourceCfg.SourceType";
+    if l2.resident == tiles.loaded {
+        let reason = match tiles.loaded {
+            true => "0 (read from L2, not loaded) with TileDMASrc.DMAConfig.En 1",
+            false => "a source that is not loaded (TileDMASrc.DMAConfig.En 0) is read from L2 with SourceType 0 only",
+        };
+        return Err(r.err(field, if l2.resident { 0 } else { 1 }, reason));
+    }
+    if l2.resident && (tiles.sources.len() > 1 || repeats > 1) {
+        let reason = "a source read from L2 is modelled for a task with one source that runs once (NumGroups 1)";
+        return Err(r.err(field, 0, reason));
+    }
+    Ok(())
+}
+
+/// The dense L2 result of a convolution under L2BfrMode 1 (Apple's current compiler
+/// writes no result strides): channel stride = Wout x element size rounded up to 16
+/// bytes, row stride = every output channel of every group x channel stride.
+fn conv_result(r: &Reader, c: &Common, base: u64, size: usize, groups: usize) -> Result<Region, SimError> {
+    let channel = (c.out_dims.w as u64).saturating_mul(size as u64).div_ceil(16).saturating_mul(16);
+    let row = channel.saturating_mul(c.out_dims.c as u64).saturating_mul(groups as u64);
+    let region = Region { base, channel, row, depth: 0 };
+    let end = base.saturating_add(row.saturating_mul(c.out_dims.h as u64));
+    if end > L2_SIZE as u64 {
+        let reason = format!(
+            "the dense convolution result (rows of {row:#x} bytes, {} rows) ends at {end:#x}, past the {L2_SIZE:#x}-byte L2",
+            c.out_dims.h
+        );
+        return Err(r.err("L2.ResultBase.Addr", base / 16, reason));
+    }
+    Ok(region)
+}
+
+fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> Result<Task, SimError> {
     let first = l2.sources.first().copied().ok_or_else(|| r.err("L2.SourceCfg", 0, "no source region"))?;
-    // L2BfrMode 1: the result is laid out like the first source (Apple's relu, sigmoid
-    // and sum write no result strides); 0: by the convolution-result strides.
-    let l2_result = match l2.result_mode {
-        1 => Region { base: l2.result.base, ..first },
+    let conv = matches!(&unit, Unit::Ne(NeTask { mac: Mac::Kernel { .. }, .. }));
+    let repeats = match unit {
+        Unit::Pe(_) => c.groups,
+        Unit::Ne(_) if conv => c.groups,
+        Unit::Ne(_) => 1,
+    };
+    check_resident(r, &tiles, l2, repeats)?;
+    // L2BfrMode 1: a convolution's result is dense (see `conv_result`); any other task's
+    // is laid out like the first source (Apple's relu, sigmoid and sum write no result
+    // strides). L2BfrMode 0: by the convolution-result strides.
+    let l2_result = match (l2.result_mode, conv) {
+        (1, true) => conv_result(r, c, l2.result.base, tiles.dest.fmt.size(), repeats)?,
+        (1, false) => Region { base: l2.result.base, ..first },
         _ => l2.result,
     };
+    // A convolution's groups write their channels side by side.
+    let result_step = if conv { (c.out_dims.c as u64).saturating_mul(l2_result.channel) } else { 0 };
+    td_pair::check_result(r, c, &tiles, l2)?;
+    let operand = td_pair::operand(r, c, l2)?;
+    let streamed = td_pair::streamed(c, &tiles, l2, matches!(unit, Unit::Ne(_)));
     Ok(Task {
         index: r.td(),
         in_dims: c.in_dims,
         out_dims: c.out_dims,
-        sources,
-        dest,
+        sources: tiles.sources,
+        resident: l2.resident,
+        dest: tiles.dest,
         l2_sources: l2.sources.clone(),
         l2_result,
-        repeats: if matches!(unit, Unit::Pe(_)) { c.groups } else { 1 },
+        result_step,
+        repeats,
         unit,
+        store: tiles.stored,
+        packed: c.packed,
+        streamed,
+        operand,
     })
 }
 
@@ -501,11 +377,24 @@ mod tests {
     fn apple_conv_reads_three_chunks_and_sum_is_a_planar_add() {
         let (t, _) = apple("conv");
         let Unit::Ne(ne) = t.unit else { panic!("conv is an NE task") };
-        let chunks = (0..3).map(|i| Stream { addr: 0x40 * i, size: 0x40 }).collect();
-        assert_eq!(ne.mac, Mac::Kernel { fmt: Fmt::F16, ocg_size: 0, chunks });
+        let mut chunks = [None; 16];
+        (0..3).for_each(|i| chunks[i] = Some(Stream { addr: 0x40 * i as u64, size: 0x40 }));
+        let layout = Layout {
+            fmt: Fmt::F16,
+            ocg_size: 0,
+            chunks,
+            sparse: false,
+            bias: false,
+            groups: 1,
+            cin: 3,
+            cout: 3,
+            kh: 1,
+            kw: 1,
+        };
+        assert_eq!(ne.mac, Mac::Kernel { layout: Box::new(layout), depthwise: false });
         assert_eq!(t.l2_result, Region { base: 0x30, channel: 0x10, row: 0x30, depth: 0 });
         let (t, _) = apple("sum");
-        assert_eq!(t.unit, Unit::Pe(PeTask { op: PeOp::Add, negate: false, scale: 1.0, bias: 0.0 }));
+        assert_eq!(t.unit, Unit::Pe(PeTask { op: PeOp::Add, negate: false, abs: false, scale: 1.0, bias: 0.0 }));
         assert_eq!((t.sources[0].bar, t.sources[1].bar), (6, 5));
         assert_eq!((t.sources[1].row, t.sources[1].plane, t.sources[1].depth), (0x40, 0x40, 0x1000));
         assert_eq!(t.l2_sources[1], Region { base: 0x440, channel: 0x10, row: 0x420, depth: 0 });

@@ -4,20 +4,24 @@
 //!
 //! The header streams (configs 0xf4.., bases 0x104.., sizes 0x114.., in the coefficient
 //! channels' encoding) are bias, post-scale, palette LUT and activation LUT, as
-//! `docs/conformance.md` infers; the PE words are 0x22c (OpMode bits 4:2, second-source
-//! select bits 19:18), 0x230 (fp16 bias low, fp16 scale high), 0x234 (PreScale, fp16 in
+//! `docs/conformance.md` infers; the PE words are 0x22c (OpMode bits 4:2, second-operand
+//! select bits 19:18, abs bit 6), 0x230 (fp16 bias low, fp16 scale high), 0x234 (PreScale, fp16 in
 //! the high half) and 0x238 (FinalScale, fp32), as formats-hwx.md and Apple's sum.hwx
 //! show them.
 
 use super::error::SimError;
+use super::kernel::{Layout, NES};
 use super::memory::Fmt;
-use super::td::{Common, Header, Mac, NeTask, Nonlinear, PadMode, PeOp, PeTask, Stream, Unit};
+use super::td::{Common, Header, Mac, NeTask, Nonlinear, Operands, PadMode, PeOp, PeTask, Stream, Unit};
 use half::f16;
 
 use super::reader::Reader;
 
 /// Number of coefficient channels.
-const CHANNELS: usize = 16;
+const CHANNELS: usize = NES;
+/// Kernel-DMA word 0x2c with KBE0: dense and sparse (SparseFmt 1) coefficients.
+const KERNEL_WORD: u32 = 0x40;
+const KERNEL_WORD_SPARSE: u32 = 0x60;
 /// Bits of a kernel-memory address or size word (26 bits at bit 6, 64-byte units).
 const UNITS_MASK: u32 = 0xFFFF_FFC0;
 /// The four header streams' config words, and their enable and cache-hint bits.
@@ -25,6 +29,12 @@ const STREAM_CONFIGS: [u16; 4] = [0xF4, 0xF8, 0xFC, 0x100];
 const STREAM_NAMES: [&str; 4] = ["bias", "post-scale", "palette LUT", "activation LUT"];
 const STREAM_ENABLE: u32 = 1;
 const STREAM_CACHE_HINT: u32 = 0x3C0;
+/// PE config (word 0x22c) bits: the op (4:2), a second operand is read (19), it is
+/// negated (18), the absolute value of the result (6: Apple's `unary_abs`, 0x40).
+const PE_OP: u32 = 0x7 << 2;
+const PE_SECOND: u32 = 1 << 19;
+const PE_NEGATE: u32 = 1 << 18;
+const PE_ABS: u32 = 1 << 6;
 /// MACCfg unnamed bits: 19 MaxPoolMode, 20..22 ArgOutputSelect.
 const MAX_POOL_BIT: u32 = 1 << 19;
 const ARG_OUTPUT_SELECT: u32 = 0x7 << 20;
@@ -63,6 +73,8 @@ pub struct KernelDma {
     pub chunks: [Option<Stream>; CHANNELS],
     /// Header stream i (bias, post-scale, palette LUT, activation LUT), when enabled.
     pub streams: [Option<Stream>; 4],
+    /// Word 0x2c holds the sparse-kernel value (0x60).
+    pub sparse: bool,
 }
 
 impl KernelDma {
@@ -73,8 +85,9 @@ impl KernelDma {
 
 /// Decodes the kernel-DMA block; `kbe` is the header's KBE0.
 pub fn kernel_dma(r: &mut Reader, kbe: bool) -> Result<KernelDma, SimError> {
-    r.fixed_word(0x2C, u32::MAX, &[if kbe { 0x40 } else { 0 }], "kernel-stream word (0x40 with KBE0)")?;
-    let mut k = KernelDma::default();
+    let allowed: &[u32] = if kbe { &[KERNEL_WORD, KERNEL_WORD_SPARSE] } else { &[0] };
+    let word = r.fixed_word(0x2C, u32::MAX, allowed, "kernel-stream word (0x40 with KBE0, 0x60 sparse)")?;
+    let mut k = KernelDma { sparse: word == KERNEL_WORD_SPARSE, ..KernelDma::default() };
     for (i, slot) in k.chunks.iter_mut().enumerate() {
         let cfg = format!("KernelDMASrc.CoeffDMAConfig[{i}]");
         let on = r.get(&format!("{cfg}.En"))? == 1;
@@ -109,7 +122,7 @@ fn half_at(v: u64) -> f32 {
 /// Decodes the engine of the TD (NE or PE) and checks it against the other blocks.
 pub fn unit(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Result<Unit, SimError> {
     match h.ene {
-        0 => pe(r, h, c, k).map(Unit::Pe),
+        0 => pe(r, c, k).map(Unit::Pe),
         _ => ne(r, h, c, k, pad).map(Unit::Ne),
     }
 }
@@ -141,7 +154,7 @@ fn elementwise_shape(r: &Reader, c: &Common, path: &str) -> Result<(), SimError>
     Ok(())
 }
 
-fn pe(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma) -> Result<PeTask, SimError> {
+fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<PeTask, SimError> {
     for name in NE_FIELDS {
         // The current compiler writes the idle PalettizedBits (8) in planar-engine tasks.
         let idle: &[u64] = if name == "NE.KernelCfg.PalettizedBits" { &[0, 8] } else { &[0] };
@@ -170,27 +183,31 @@ fn pe(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma) -> Result<PeTask, S
         4 => PeOp::Square,
         other => return Err(r.err("word 0x22c bits 4:2 (PE OpMode)", other.into(), "only 0..4 are modelled")),
     };
-    // Bit 19: a second operand is read; bit 18: it is negated (sub). One operand: add
-    // with no second operand applies only BiasScale.
-    let second = cfg & (1 << 19) != 0;
-    let negate = cfg & (1 << 18) != 0;
-    let two = h.sources[1].is_some();
+    // Bit 19: a second operand is read (through the tile DMA or from L2); bit 18: it is
+    // negated (sub); bit 6: the absolute value of the result. One operand: add with no
+    // second operand applies only BiasScale.
+    let second = cfg & PE_SECOND != 0;
+    let negate = cfg & PE_NEGATE != 0;
+    let abs = cfg & PE_ABS != 0;
+    let two = c.operands != Operands::One;
+    let three = c.operands == Operands::ThreeL2;
     let valid = match op {
         PeOp::Square => !second && !negate && !two,
         PeOp::Add => second == two && (!negate || two),
-        _ => second && two && !negate,
+        _ => second && two && !negate && !three,
     };
-    if cfg & !(0x1C | (0x3 << 18)) != 0 || !valid {
+    if cfg & !(PE_OP | PE_SECOND | PE_NEGATE | PE_ABS) != 0 || !valid {
         let reason = format!(
-            "PE config: {op:?} is modelled with bit 19 set exactly when a second tile-DMA source is read, \
-             bit 18 (negate) only for add with two sources, no other bits"
+            "PE config: {op:?} is modelled with bit 19 set exactly when a second operand is read (Common.Cfg \
+             0x31, 0x33, 0x41), bit 18 (negate) only for add with a second operand, three operands only with \
+             add, bit 6 (abs), no other bits"
         );
         return Err(r.err("word 0x22c", cfg.into(), reason));
     }
     let bias_scale = r.word(0x230, u32::MAX);
     r.fixed_word(0x234, u32::MAX, &[0x3C00_0000], "PE PreScale (fp16 in the high half): 1.0")?;
     r.fixed_word(0x238, u32::MAX, &[0x3F80_0000], "PE FinalScale (fp32): 1.0")?;
-    Ok(PeTask { op, negate, scale: half_at(u64::from(bias_scale >> 16)), bias: half_at(u64::from(bias_scale)) })
+    Ok(PeTask { op, negate, abs, scale: half_at(u64::from(bias_scale >> 16)), bias: half_at(u64::from(bias_scale)) })
 }
 
 /// The MAC configuration fields.
@@ -203,12 +220,19 @@ struct MacCfg {
     nonlinear: u64,
     max_pool: bool,
     kernel_fmt: u64,
+    sparse: bool,
+}
+
+impl MacCfg {
+    /// BiasMode without the bias stream: the bias is inline in the coefficient blocks.
+    fn inline_bias(&self, k: &KernelDma) -> bool {
+        self.bias_mode && k.streams[0].is_none()
+    }
 }
 
 fn mac_cfg(r: &mut Reader) -> Result<MacCfg, SimError> {
     r.fixed("NE.KernelCfg.PalettizedEn", &[0])?;
     r.ignore("NE.KernelCfg.PalettizedBits")?;
-    r.fixed("NE.KernelCfg.SparseFmt", &[0])?;
     r.fixed("NE.KernelCfg.GroupKernelReuse", &[0])?;
     // The fixed-point binary point: Apple writes 0x1c for fp16 convolution and 0 for the
     // pass path; no effect is modelled for either.
@@ -226,6 +250,7 @@ fn mac_cfg(r: &mut Reader) -> Result<MacCfg, SimError> {
         nonlinear: r.fixed("NE.MACCfg.NonlinearMode", &[0, 1, 2])?,
         max_pool,
         kernel_fmt: r.get("NE.KernelCfg.KernelFmt")?,
+        sparse: r.get("NE.KernelCfg.SparseFmt")? == 1,
     })
 }
 
@@ -247,6 +272,13 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
         }
         elementwise_shape(r, c, "NE pass")?;
     }
+    if m.sparse != k.sparse {
+        let reason = format!(
+            "the kernel-stream word is 0x60 exactly when NE.KernelCfg.SparseFmt = 1 (it is {})",
+            u8::from(m.sparse)
+        );
+        return Err(r.err("word 0x02c", if k.sparse { 0x60 } else { 0x40 }, reason));
+    }
     let mac = if m.unity { unity_mac(r, c, &m)? } else { kernel_mac(r, c, k, &m)? };
     let nonlinear = nonlinear(r, k, &m)?;
     let (acc_bias, scale_stream) = streams(r, k, &m)?;
@@ -261,27 +293,17 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
         (b, c) => Some(b.unwrap_or(0.0) + c),
     };
     let post_scale = half_at(r.get("NE.PostScale.PostScale")?);
-    Ok(NeTask {
-        window: c.window,
-        groups: c.groups,
-        pad,
-        mac,
-        kbar: h.kbar,
-        matrix_bias,
-        acc_bias,
-        post_scale,
-        scale_stream,
-        nonlinear,
-    })
+    Ok(NeTask { window: c.window, pad, mac, kbar: h.kbar, matrix_bias, acc_bias, post_scale, scale_stream, nonlinear })
 }
 
 /// KernelMode 1: a per-channel window sum (or maximum with MaxPoolMode).
 fn unity_mac(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
-    let rules: [(&str, u64, u64); 4] = [
+    let rules: [(&str, u64, u64); 5] = [
         ("Common.GroupConvCfg.UnicastEn", u64::from(c.unicast), 1),
         ("Common.GroupConvCfg.NumGroups", c.groups as u64, 1),
         ("Common.ConvCfg.OCGSize", c.ocg_size.into(), 0),
         ("Common.Cout.Cout", c.out_dims.c as u64, c.in_dims.c as u64),
+        ("NE.KernelCfg.SparseFmt", u64::from(m.sparse), 0),
     ];
     // No kernel is read: the declared format (0 in v4.2.1, fp16 in the current compiler)
     // changes nothing.
@@ -296,45 +318,70 @@ fn unity_mac(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
     Ok(if m.max_pool { Mac::Max } else { Mac::Sum })
 }
 
-/// KernelMode 0: convolution with coefficient chunks 0..n, n = ceil(Cout / 2^OCGSize).
+/// KernelMode 0: convolution with the coefficients of Apple's current layout (see
+/// `kernel.rs`). UnicastEn with NumGroups 1 is depthwise (output channel c reads input
+/// channel c); NumGroups > 1 runs the groups one after the other, Cin and Cout per group.
 fn kernel_mac(r: &Reader, c: &Common, k: &KernelDma, m: &MacCfg) -> Result<Mac, SimError> {
-    if c.unicast {
-        return Err(r.err("Common.GroupConvCfg.UnicastEn", 1, "with a kernel (KernelMode 0) only 0 is modelled"));
-    }
     if m.max_pool {
         return Err(r.err("word 0x244 bit 19 (MaxPoolMode)", 1, "with a kernel (KernelMode 0) it is not modelled"));
     }
-    if !c.in_dims.c.is_multiple_of(c.groups) || !c.out_dims.c.is_multiple_of(c.groups) {
-        let reason = format!("does not divide Cin {} and Cout {}", c.in_dims.c, c.out_dims.c);
+    let depthwise = c.unicast;
+    if depthwise && c.groups != 1 {
+        let reason = "UnicastEn with a kernel (depthwise) is modelled with NumGroups 1";
         return Err(r.err("Common.GroupConvCfg.NumGroups", c.groups as u64, reason));
+    }
+    if depthwise && c.in_dims.c != c.out_dims.c {
+        let reason = format!("a depthwise convolution (UnicastEn) has Cout = Cin = {}", c.in_dims.c);
+        return Err(r.err("Common.Cout.Cout", c.out_dims.c as u64, reason));
+    }
+    if depthwise && c.ocg_size != 0 {
+        return Err(r.err("Common.ConvCfg.OCGSize", c.ocg_size.into(), "a depthwise convolution is modelled with 0"));
     }
     let fmt = Fmt::from_code(m.kernel_fmt).ok_or_else(|| {
         r.err("NE.KernelCfg.KernelFmt", m.kernel_fmt, "only 0 (u8), 1 (i8) and 2 (fp16) are modelled")
     })?;
-    let per_chunk = 1usize.checked_shl(c.ocg_size).unwrap_or(usize::MAX);
-    let needed = c.out_dims.c.div_ceil(per_chunk);
-    if needed > CHANNELS {
-        let reason = format!("puts {needed} chunks of Cout {} on {CHANNELS} kernel-DMA channels", c.out_dims.c);
-        return Err(r.err("Common.ConvCfg.OCGSize", c.ocg_size.into(), reason));
+    let w = c.window;
+    if m.sparse && (w.kh != 1 || w.kw != 1 || c.ocg_size > 2 || fmt != Fmt::F16) {
+        let reason = format!(
+            "the sparse kernel is modelled for 1x1 fp16 kernels with OCGSize <= 2 (here {}x{}, OCGSize {}, KernelFmt {})",
+            w.kh, w.kw, c.ocg_size, m.kernel_fmt
+        );
+        return Err(r.err("NE.KernelCfg.SparseFmt", 1, reason));
     }
-    let mut chunks = Vec::new();
+    let layout = Layout {
+        fmt,
+        ocg_size: c.ocg_size,
+        chunks: k.chunks,
+        sparse: m.sparse,
+        bias: m.inline_bias(k),
+        groups: c.groups,
+        cin: if depthwise { 1 } else { c.in_dims.c },
+        cout: c.out_dims.c,
+        kh: w.kh,
+        kw: w.kw,
+    };
     for (i, slot) in k.chunks.iter().enumerate() {
-        match (slot, i < needed) {
-            (Some(s), true) => chunks.push(*s),
-            (on, _) => {
-                let reason = format!("channels 0..{needed} carry the kernel of Cout {}", c.out_dims.c);
-                return Err(r.err(format!("KernelDMASrc.CoeffDMAConfig[{i}].En"), u64::from(on.is_some()), reason));
+        let blocks = layout.blocks(i);
+        if blocks.is_empty() != slot.is_none() {
+            let reason = match blocks.first() {
+                Some(b) => format!(
+                    "NE {i} gets output channels from {} (blocks of {}) of Cout {}",
+                    b.start, b.len, c.out_dims.c
+                ),
+                None => format!("NE {i} gets no output channel of Cout {} with OCGSize {}", c.out_dims.c, c.ocg_size),
+            };
+            return Err(r.err(format!("KernelDMASrc.CoeffDMAConfig[{i}].En"), u64::from(slot.is_some()), reason));
+        }
+        let need = layout.dense_chunk(i);
+        match slot {
+            Some(s) if !m.sparse && s.size < need => {
+                let reason = format!("the coefficients of NE {i} take {need:#x} bytes; the chunk holds {:#x}", s.size);
+                return Err(r.err(format!("KernelDMASrc.CoeffBfrSize[{i}].MemBfrSize"), s.size / 64, reason));
             }
-        }
-        if chunks.len() == needed {
-            break;
+            _ => {}
         }
     }
-    if let Some(i) = k.chunks.iter().skip(needed).position(Option::is_some) {
-        let reason = format!("only channels 0..{needed} are used for Cout {}", c.out_dims.c);
-        return Err(r.err(format!("KernelDMASrc.CoeffDMAConfig[{}].En", i + needed), 1, reason));
-    }
-    Ok(Mac::Kernel { fmt, ocg_size: c.ocg_size, chunks })
+    Ok(Mac::Kernel { layout: Box::new(layout), depthwise })
 }
 
 /// The nonlinear stage; a table (NonlinearMode 2) comes through coefficient channel 0.
@@ -368,14 +415,21 @@ fn table_channels(r: &Reader, k: &KernelDma) -> Result<Stream, SimError> {
 
 type Streams = (Option<(f32, Stream)>, Option<Stream>);
 
-/// The bias stream (with its AccBias multiplier) and the post-scale stream.
+/// The bias stream (with its AccBias multiplier) and the post-scale stream. BiasMode
+/// without the bias stream is the inline bias of the coefficient blocks (KernelMode 0),
+/// with AccBias 0.
 fn streams(r: &mut Reader, k: &KernelDma, m: &MacCfg) -> Result<Streams, SimError> {
+    if m.inline_bias(k) && m.unity {
+        let reason = "BiasMode without the bias stream (word 0x0f4 enable) is the inline kernel bias; \
+                      the unity kernel (KernelMode 1) has no coefficients to carry it";
+        return Err(r.err("NE.MACCfg.BiasMode", 1, reason));
+    }
     for (i, mode) in [(0, m.bias_mode), (1, m.post_scale_mode), (2, false), (3, false)] {
-        if k.streams[i].is_some() != mode {
+        if k.streams[i].is_some() && !mode || i > 0 && mode && k.streams[i].is_none() {
             let on = u64::from(k.streams[i].is_some());
             let field = format!("word {:#05x} (the {} stream's enable)", STREAM_CONFIGS[i], STREAM_NAMES[i]);
             let reason = match i {
-                0 => "the bias stream is read exactly when MACCfg.BiasMode is set",
+                0 => "the bias stream is read only with MACCfg.BiasMode",
                 1 => "the post-scale stream is read exactly when MACCfg.PostScaleMode is set",
                 _ => "this stream is not modelled",
             };
@@ -387,7 +441,17 @@ fn streams(r: &mut Reader, k: &KernelDma, m: &MacCfg) -> Result<Streams, SimErro
         // On the unity kernel's multiply-accumulate path AccBias is a constant added to
         // the accumulator (Apple's rsqrt(x + eps)); read by `acc_constant`.
         None if m.op_mode == OPMODE_MAC && m.unity => None,
-        None => r.fixed("NE.AccBias.AccBias", &[0]).map(|_| None)?,
+        None => {
+            let v = r.get("NE.AccBias.AccBias")?;
+            if v != 0 {
+                let reason = match m.bias_mode {
+                    true => "the inline bias (BiasMode without the bias stream) is modelled with AccBias 0 only",
+                    false => "without a bias only 0 is modelled",
+                };
+                return Err(r.err("NE.AccBias.AccBias", v, reason));
+            }
+            None
+        }
     };
     Ok((bias, k.streams[1]))
 }

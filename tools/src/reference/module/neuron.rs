@@ -16,6 +16,7 @@
 //! | `inv` | `1 / (x + alpha)` | epsilon (0) | |
 //! | `elu` | `x` if `x > 0`, else `alpha (e^x - 1)` | (1) | |
 //! | `gelu` | `0.5 x (1 + erf(x / sqrt 2))` | | |
+//! | `gelu_sigmoid` | `x * sigmoid(1.702 x)` | | |
 //! | `trunc`, `floor`, `ceil` | rounding | | |
 //! | `round_nearest` | nearest integer, ties to even | | |
 //! | `threshold_relu` | `x` if `x >= alpha`, else 0 | threshold (1) | |
@@ -104,6 +105,7 @@ fn plain(mode: &str) -> Option<Box<dyn Fn(f32) -> f32>> {
         "sin" => |x| (f64::from(x).sin()) as f32,
         "cos" => |x| (f64::from(x).cos()) as f32,
         "gelu" => act::gelu_exact,
+        "gelu_sigmoid" => |x| x * act::sigmoid(1.702 * x),
         "trunc" => f32::trunc,
         "round_nearest" => f32::round_ties_even,
         "floor" => f32::floor,

@@ -11,8 +11,11 @@ use super::{Lowered, UnitCx};
 use crate::netplist::reader::Result;
 use anec_ir::{Attr, Attrs, OpCode};
 
-/// The neuron modes of `docs/ops.md`, owned by the IR's verifier.
-pub(crate) use anec_ir::verify::NEURON_MODES as MODES;
+/// The neuron modes of `docs/ops.md` a netplist `Type` can name (the IR verifier's, less
+/// anec's own).
+fn modes() -> impl Iterator<Item = &'static str> {
+    anec_ir::verify::NEURON_MODES.into_iter().filter(|m| !anec_ir::verify::ANEC_ONLY_NEURON_MODES.contains(m))
+}
 
 /// Other spellings (normalized: lower case, no underscores) and the mode they mean.
 const ALIASES: [(&str, &str); 5] = [
@@ -39,11 +42,7 @@ pub(crate) const PARAMS: [(&str, &str, &str); 9] = [
 /// The mode for a netplist neuron type, if known.
 pub(crate) fn mode_of(netplist_type: &str) -> Option<&'static str> {
     let norm = normalize(netplist_type);
-    MODES
-        .iter()
-        .copied()
-        .find(|m| normalize(m) == norm)
-        .or_else(|| ALIASES.iter().find(|(a, _)| *a == norm).map(|(_, m)| *m))
+    modes().find(|m| normalize(m) == norm).or_else(|| ALIASES.iter().find(|(a, _)| *a == norm).map(|(_, m)| *m))
 }
 
 fn normalize(s: &str) -> String {
@@ -55,8 +54,9 @@ pub(crate) fn lower(cx: &UnitCx<'_>) -> Result<Lowered> {
     let input = cx.single()?;
     let p = cx.params()?;
     let ty = p.str("Type")?;
-    let mode = mode_of(ty)
-        .ok_or_else(|| p.bad("Type", format!("unknown neuron type '{ty}' (supported: {})", MODES.join(", "))))?;
+    let mode = mode_of(ty).ok_or_else(|| {
+        p.bad("Type", format!("unknown neuron type '{ty}' (supported: {})", modes().collect::<Vec<_>>().join(", ")))
+    })?;
     let mut attrs = Attrs::new();
     attrs.insert("mode".into(), Attr::Str(mode.into()));
     for (key, attr) in param_keys(mode) {
@@ -104,7 +104,7 @@ mod tests {
 
     #[test]
     fn every_mode_is_reachable_by_its_own_name() {
-        for m in MODES {
+        for m in modes() {
             assert_eq!(mode_of(m), Some(m));
         }
     }
