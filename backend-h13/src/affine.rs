@@ -65,7 +65,7 @@ fn fp16_bytes(values: &[f64]) -> Vec<u8> {
 }
 
 /// `b / s`, the engine's pre-scale bias; an error when `s` is 0 and `b` is not.
-pub(crate) fn pre_scale_bias(op: &Op, b: f64, s: f64) -> Result<f64, BackendError> {
+fn pre_scale_bias(op: &Op, b: f64, s: f64) -> Result<f64, BackendError> {
     match (b == 0.0, s == 0.0) {
         (true, _) => Ok(0.0),
         (false, true) => {
@@ -75,24 +75,52 @@ pub(crate) fn pre_scale_bias(op: &Op, b: f64, s: f64) -> Result<f64, BackendErro
     }
 }
 
-/// A gain/offset as values: `y = x * scale * gains[c] + biases[c]`.
+/// A gain/offset as values: `y = x * scale * gains[c] + bias + bias_data[c]`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ChannelAffine {
     /// The scalar scale.
     pub scale: f64,
+    /// The scalar bias.
+    pub bias: f64,
     /// Per-channel gains (`scale_data`), when given.
     pub gains: Option<Vec<f64>>,
+    /// Per-channel biases (`bias_data`), when given.
+    pub bias_data: Option<Vec<f64>>,
+    /// Channels.
+    pub channels: usize,
+}
+
+impl ChannelAffine {
+    /// True when neither part has per-channel data.
+    pub fn is_scalar(&self) -> bool {
+        self.gains.is_none() && self.bias_data.is_none()
+    }
+
+    /// `scale * gains[c]` per channel.
+    pub fn scales(&self) -> Vec<f64> {
+        (0..self.channels).map(|c| self.scale * self.gains.as_ref().map_or(1.0, |v| v[c])).collect()
+    }
+
     /// `bias + bias_data[c]` per channel.
-    pub biases: Vec<f64>,
+    pub fn biases(&self) -> Vec<f64> {
+        (0..self.channels).map(|c| self.bias + self.bias_data.as_ref().map_or(0.0, |v| v[c])).collect()
+    }
+
+    /// The engine's bias before a per-channel scale `s[c]`: `biases[c] / s[c]`.
+    pub fn pre_scale_biases(&self, op: &Op, s: &[f64]) -> Result<Vec<f64>, BackendError> {
+        self.biases().iter().zip(s).map(|(&b, &s)| pre_scale_bias(op, b, s)).collect()
+    }
 }
 
 /// The values of a gain/offset over `channels` channels.
 pub fn channel_affine(m: &Module, op: &Op, channels: u32) -> Result<ChannelAffine, BackendError> {
-    let (scale, bias) = (scalar(op, "scale", 1.0), scalar(op, "bias", 0.0));
-    let gains = vector(m, op, "scale_data", channels)?;
-    let bias_data = vector(m, op, "bias_data", channels)?;
-    let biases = (0..channels as usize).map(|c| bias + bias_data.as_ref().map_or(0.0, |v| v[c])).collect();
-    Ok(ChannelAffine { scale, gains, biases })
+    Ok(ChannelAffine {
+        scale: scalar(op, "scale", 1.0),
+        bias: scalar(op, "bias", 0.0),
+        gains: vector(m, op, "scale_data", channels)?,
+        bias_data: vector(m, op, "bias_data", channels)?,
+        channels: channels as usize,
+    })
 }
 
 /// Lowers a gain/offset over `channels` channels: its scalar registers and its
@@ -103,20 +131,15 @@ pub fn gain_offset(
     channels: u32,
     consts: &mut ConstSection,
 ) -> Result<(NeAffine, ChannelVectors), BackendError> {
-    let (scale, bias) = (scalar(op, "scale", 1.0), scalar(op, "bias", 0.0));
-    let scale_data = vector(m, op, "scale_data", channels)?;
-    let bias_data = vector(m, op, "bias_data", channels)?;
-    if scale_data.is_none() && bias_data.is_none() {
-        let affine = NeAffine { scale: bits(scale), bias: bits(pre_scale_bias(op, bias, scale)?) };
+    let a = channel_affine(m, op, channels)?;
+    if a.is_scalar() {
+        let affine = NeAffine { scale: bits(a.scale), bias: bits(pre_scale_bias(op, a.bias, a.scale)?) };
         return Ok((affine, ChannelVectors::default()));
     }
-    let n = channels as usize;
-    let s: Vec<f64> = (0..n).map(|c| scale * scale_data.as_ref().map_or(1.0, |v| v[c])).collect();
-    let b: Vec<f64> = (0..n).map(|c| bias + bias_data.as_ref().map_or(0.0, |v| v[c])).collect();
-    let pre: Vec<f64> = b.iter().zip(&s).map(|(&b, &s)| pre_scale_bias(op, b, s)).collect::<Result<_, _>>()?;
+    let pre = a.pre_scale_biases(op, &a.scales())?;
     let bias_stream = pre.iter().any(|&v| v != 0.0).then(|| consts.add_vector(&fp16_bytes(&pre), "bias"));
-    let scale_stream = scale_data.map(|v| consts.add_vector(&fp16_bytes(&v), "scale"));
-    Ok((NeAffine { scale: bits(scale), bias: 0 }, ChannelVectors { bias: bias_stream, scale: scale_stream }))
+    let scale_stream = a.gains.as_ref().map(|v| consts.add_vector(&fp16_bytes(v), "scale"));
+    Ok((NeAffine { scale: bits(a.scale), bias: 0 }, ChannelVectors { bias: bias_stream, scale: scale_stream }))
 }
 
 #[cfg(test)]

@@ -11,9 +11,9 @@
 use crate::error::BackendError;
 use crate::generation::BarOrder;
 use crate::layout::Strides;
-use crate::task::Surface;
+use crate::task::{L2Form, Surface};
 use anec_codegen::hwx::model::{BoundTensor, TensorRole};
-use anec_ir::{DType, Layout, Module, TensorType, ValueId};
+use anec_ir::{DType, Layout, Module, ValueId};
 use anec_passes::Group;
 use std::collections::BTreeMap;
 
@@ -73,8 +73,8 @@ pub struct Buffers {
     pub tensors: Vec<BoundTensor>,
     /// The surface of each value that lives in a buffer.
     pub surfaces: BTreeMap<ValueId, Surface>,
-    /// Values that stay in L2 between two tasks (no buffer), with their types.
-    pub kept: BTreeMap<ValueId, TensorType>,
+    /// Values that stay in L2 between two tasks (no buffer), with their layout there.
+    pub kept: BTreeMap<ValueId, L2Form>,
     /// Order of the per-tensor thread states (indices into `tensors`): inputs sorted by
     /// name, then outputs and intermediates in segment order. Apple's sum.hwx binds
     /// `image2, image` (the Inputs order) but writes the states as `image, image2`.
@@ -131,12 +131,13 @@ fn bound(
 /// Binds every input, output and intermediate value of `m`; only the result of each
 /// group's last op lives in memory (fused results stay inside the engine, the values of
 /// `kept` in L2).
-pub fn bind(m: &Module, groups: &[Group], order: BarOrder, kept: &[ValueId]) -> Result<Buffers, BackendError> {
-    let mut b = Buffers::default();
-    for &v in kept {
-        let ty = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
-        b.kept.insert(v, ty);
-    }
+pub fn bind(
+    m: &Module,
+    groups: &[Group],
+    order: BarOrder,
+    kept: &BTreeMap<ValueId, L2Form>,
+) -> Result<Buffers, BackendError> {
+    let mut b = Buffers { kept: kept.clone(), ..Buffers::default() };
     let (in_bars, out_bars) = io_bars(m, order);
     let next_bar = FIRST_OUTPUT_BAR + m.inputs.len() + m.outputs.len();
     for (p, &bar) in m.inputs.iter().zip(&in_bars) {

@@ -40,8 +40,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         1 => return Err(unplaceable.remove(0)),
         _ => return Err(BackendError::Several(unplaceable)),
     }
-    let kept: Vec<_> = plan.kept.keys().copied().collect();
-    let bufs = buffers::bind(m, &groups, gen.bars, &kept)?;
+    let bufs = buffers::bind(m, &groups, gen.bars, &plan.kept)?;
     let mut consts = ConstSection::default();
     let tasks = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data())?;
     if tasks.is_empty() {

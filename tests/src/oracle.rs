@@ -6,7 +6,7 @@
 //! record (`anec_tools::oracle`).
 
 use anec_tools::oracle::record::Weights;
-use anec_tools::oracle::{compare, Comparison, Record};
+use anec_tools::oracle::{compare, form_ab_halfword, Comparison, Record};
 use std::path::{Path, PathBuf};
 
 /// The corpus folder.
@@ -40,22 +40,6 @@ fn fill(value: &str) -> Result<u16, String> {
         "fp16(0x1p-1)" => Ok(0x3800),
         "distinct" => Ok(0x3801),
         other => Err(format!("unknown weights value '{other}'")),
-    }
-}
-
-/// Halfword `e` of the file the corpus tool wrote for forms A and B: a 128-byte header
-/// (`u32 1, u32 2`, then at byte 64 the packed `<IQQ` of 0xDEADBEEF, the payload size and
-/// 128), then the fill.
-fn form_ab_halfword(e: u64, payload: u64, fill: u16) -> u16 {
-    let mut header = [0u8; 128];
-    header[0..4].copy_from_slice(&1u32.to_le_bytes());
-    header[4..8].copy_from_slice(&2u32.to_le_bytes());
-    header[64..68].copy_from_slice(&0xDEAD_BEEFu32.to_le_bytes());
-    header[68..76].copy_from_slice(&payload.to_le_bytes());
-    header[76..84].copy_from_slice(&128u64.to_le_bytes());
-    match usize::try_from(e).ok().filter(|&e| e < 64) {
-        Some(e) => u16::from_le_bytes([header[2 * e], header[2 * e + 1]]),
-        None => fill,
     }
 }
 

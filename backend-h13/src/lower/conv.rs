@@ -11,7 +11,7 @@
 //!    form for stride-2 1x1 kernels.
 
 use super::{attr, base_task};
-use crate::affine::{channel_affine, gain_offset, pre_scale_bias};
+use crate::affine::{channel_affine, gain_offset};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
@@ -128,7 +128,7 @@ fn fuse_gain_offset(
         kernel.scale_channels(gains)?;
     }
     t.affine.scale = f16::from_f64(a.scale).to_bits();
-    let pre = a.biases.iter().map(|&b| pre_scale_bias(goc, b, a.scale)).collect::<Result<Vec<_>, _>>()?;
+    let pre = a.pre_scale_biases(goc, &vec![a.scale; a.channels])?;
     Ok(pre.iter().any(|&b| b != 0.0).then(|| pre.iter().map(|&b| f16::from_f64(b).to_bits()).collect()))
 }
 

@@ -15,7 +15,7 @@
 use super::base_task;
 use super::elementwise::PE_ADD;
 use super::neuron::with_table;
-use crate::affine::{channel_affine, pre_scale_bias};
+use crate::affine::channel_affine;
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::encode::{CONST_BAR, PACKED_VECTOR_NES};
@@ -70,11 +70,6 @@ pub fn plan_ops(m: &Module) -> Plan {
     plan(m, &groups)
 }
 
-/// The layout producer `prod` leaves kept value `v` in.
-pub fn plan_form(m: &Module, prod: &Op, v: ValueId) -> Option<L2Form> {
-    producer_form(m, prod, v)
-}
-
 /// The layout a producer op leaves its result in, if it is one of the recipes.
 fn producer_form(m: &Module, prod: &Op, v: ValueId) -> Option<L2Form> {
     let ty = m.ty(v)?;
@@ -121,13 +116,14 @@ pub fn region(form: L2Form, ty: &TensorType) -> L2Region {
 
 /// The producer task of a kept value `v` (the op's result), `form` its layout.
 pub fn producer(
+    m: &Module,
     op: &Op,
     v: ValueId,
     form: L2Form,
     bufs: &Buffers,
     consts: &mut ConstSection,
 ) -> Result<Task, BackendError> {
-    let kept = *bufs.kept.get(&v).ok_or_else(|| BackendError::Internal(format!("%{} is not kept", v.0)))?;
+    let kept = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
     let src = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
     // A broadcast's producer copies its operand; the reciprocal writes its own shape.
     let ty = if op.opcode == OpCode::Broadcast { src.ty } else { kept };
@@ -166,9 +162,8 @@ pub fn channel_affine_tasks(
     let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
     let c = dest.ty.c;
     let a = channel_affine(m, op, c)?;
-    let scales: Vec<f64> = (0..c as usize).map(|i| a.scale * a.gains.as_ref().map_or(1.0, |g| g[i])).collect();
-    let biases =
-        a.biases.iter().zip(&scales).map(|(&b, &s)| pre_scale_bias(op, b, s)).collect::<Result<Vec<_>, _>>()?;
+    let scales = a.scales();
+    let biases = a.pre_scale_biases(op, &scales)?;
     let rows_ty = TensorType::nchw(1, 1, 2, c, DType::F16);
     let strides = Strides::of(&rows_ty, &Default::default());
     let chunk = consts.add_vector(&rows_bytes(&biases, &scales, strides.row as usize), "rows");

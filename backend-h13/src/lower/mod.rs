@@ -74,16 +74,7 @@ pub fn lower_group(
     let dest = bufs.surface(*result)?;
     let head = op(g.head)?;
     let goc = g.goc.map(op).transpose()?;
-    let mut tasks = match head.opcode {
-        OpCode::Conv => conv::lower_conv(m, head, goc, bufs, dest, consts, gen)?,
-        _ => {
-            let mut t = lower(m, head, dest, bufs, consts, gen)?;
-            if let Some(goc) = goc {
-                (t.affine, t.vectors) = gain_offset(m, goc, t.dest.ty.c, consts)?;
-            }
-            vec![t]
-        }
-    };
+    let mut tasks = lower(m, head, goc, dest, bufs, consts, gen)?;
     if g.neuron.is_some() {
         tasks.iter_mut().for_each(|t| t.nonlinear = Nonlinear::Relu);
     }
@@ -101,15 +92,13 @@ fn lower_l2_pair(
     gen: &Generation,
 ) -> Result<Option<Vec<Task>>, BackendError> {
     let op = m.ops.get(g.head).ok_or_else(|| BackendError::Internal(format!("no op {}", g.head)))?;
-    let form =
-        |v: &anec_ir::ValueId| bufs.kept.get(v).and(m.producer(*v)).and_then(|p| Some((p, kept_form(m, p, *v)?)));
-    if let Some(&v) = op.results.first().filter(|v| bufs.kept.contains_key(v)) {
-        let (_, f) = form(&v).ok_or_else(|| BackendError::Internal(format!("%{} has no L2 form", v.0)))?;
-        return Ok(Some(vec![l2_pair::producer(op, v, f, bufs, consts)?]));
+    if let Some((&v, &form)) = op.results.first().and_then(|v| bufs.kept.get_key_value(v)) {
+        return Ok(Some(vec![l2_pair::producer(m, op, v, form, bufs, consts)?]));
     }
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
-    if let Some((prod, f)) = op.operands.get(1).and_then(form) {
-        return Ok(Some(vec![l2_pair::consumer(op, prod, f, bufs, dest(op)?)?]));
+    let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));
+    if let Some((prod, form)) = op.operands.get(1).and_then(kept) {
+        return Ok(Some(vec![l2_pair::consumer(op, prod, form, bufs, dest(op)?)?]));
     }
     if gen.l2_staging && l2_pair::per_channel(op) && g.neuron.is_none() && g.goc.is_none() {
         return Ok(Some(l2_pair::channel_affine_tasks(m, op, bufs, dest(op)?, consts)?));
@@ -117,13 +106,30 @@ fn lower_l2_pair(
     Ok(None)
 }
 
-/// The L2 form of kept value `v` produced by `p`.
-fn kept_form(m: &Module, p: &Op, v: anec_ir::ValueId) -> Option<crate::task::L2Form> {
-    l2_pair::plan_form(m, p, v)
+/// Lowers one op writing to `dest`, with the gain/offset fused into it: a convolution
+/// folds it (and may be several tasks), any other op is one task whose NE affine stage
+/// applies it.
+pub fn lower(
+    m: &Module,
+    op: &Op,
+    goc: Option<&Op>,
+    dest: Surface,
+    bufs: &Buffers,
+    consts: &mut ConstSection,
+    gen: &Generation,
+) -> Result<Vec<Task>, BackendError> {
+    if op.opcode == OpCode::Conv {
+        return conv::lower_conv(m, op, goc, bufs, dest, consts, gen);
+    }
+    let mut t = lower_one(m, op, dest, bufs, consts, gen)?;
+    if let Some(goc) = goc {
+        (t.affine, t.vectors) = gain_offset(m, goc, t.dest.ty.c, consts)?;
+    }
+    Ok(vec![t])
 }
 
-/// Lowers one op writing to `dest` as one task.
-pub fn lower(
+/// Lowers one op other than a convolution to its task.
+fn lower_one(
     m: &Module,
     op: &Op,
     dest: Surface,
@@ -132,13 +138,6 @@ pub fn lower(
     gen: &Generation,
 ) -> Result<Task, BackendError> {
     match op.opcode {
-        OpCode::Conv => {
-            let mut tasks = conv::lower_conv(m, op, None, bufs, dest, consts, gen)?;
-            match tasks.len() {
-                1 => Ok(tasks.remove(0)),
-                n => Err(BackendError::Internal(format!("'{}' needs {n} tasks", op.name))),
-            }
-        }
         OpCode::Pooling => pool::lower_pool(op, bufs, dest),
         OpCode::Neuron => neuron::lower_neuron(op, bufs, dest, consts),
         OpCode::GainOffsetControl => elementwise::lower_goc(m, op, bufs, dest, consts, gen),
@@ -245,7 +244,7 @@ mod tests {
 
     fn lower_only(m: &Module) -> Result<Task, BackendError> {
         let groups = vec![Group { head: 0, goc: None, neuron: None }];
-        let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &[])?;
+        let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &Default::default())?;
         one(lower_group(m, &groups[0], &bufs, &mut ConstSection::default(), &crate::generation::V4_2)?)
     }
 
@@ -307,7 +306,7 @@ mod tests {
         let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2) }];
         let groups = h13_groups(&m, &generic);
         assert_eq!(groups, generic);
-        let bufs = buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &[]).unwrap();
+        let bufs = buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &Default::default()).unwrap();
         let mut consts = ConstSection::default();
         let t = one(lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap()).unwrap();
         assert_eq!((t.engine, t.nonlinear, t.kernel.len()), (Engine::NeConv, Nonlinear::Relu, 3));
@@ -330,7 +329,7 @@ mod tests {
             &m,
             &[Group { head: 0, goc: None, neuron: None }, goc.clone()],
             BarOrder::OutputsThenInputs,
-            &[],
+            &Default::default(),
         )
         .unwrap();
         let t =

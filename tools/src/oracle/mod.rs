@@ -7,4 +7,4 @@ pub mod compare;
 pub mod record;
 
 pub use compare::{compare, compare_hwx, Comparison};
-pub use record::Record;
+pub use record::{form_ab_halfword, Record};

@@ -52,6 +52,23 @@ pub struct Weights {
     pub value: Option<String>,
 }
 
+/// Halfword `e` of the weight file the corpus tool wrote for forms A and B (README
+/// "Weights"): a 128-byte header (`u32 1, u32 2`; at byte 64 the packed `<IQQ` of
+/// 0xDEADBEEF, the payload size and 128), then the fill. Apple's compiler read every
+/// constant from byte 0 of that file, so element `e` of each constant is this halfword.
+pub fn form_ab_halfword(e: u64, payload: u64, fill: u16) -> u16 {
+    let mut header = [0u8; 128];
+    header[0..4].copy_from_slice(&1u32.to_le_bytes());
+    header[4..8].copy_from_slice(&2u32.to_le_bytes());
+    header[64..68].copy_from_slice(&0xDEAD_BEEFu32.to_le_bytes());
+    header[68..76].copy_from_slice(&payload.to_le_bytes());
+    header[76..84].copy_from_slice(&128u64.to_le_bytes());
+    match usize::try_from(e).ok().filter(|&e| e < 64) {
+        Some(e) => u16::from_le_bytes([header[2 * e], header[2 * e + 1]]),
+        None => fill,
+    }
+}
+
 /// The program descriptor command.
 #[derive(Debug, Clone, Deserialize)]
 pub struct ProgramDescriptor {

@@ -86,21 +86,9 @@ fn conv_of(v: &Value) -> Conv {
     }
 }
 
-/// Halfword `e` of the weight file the corpus tool wrote (forms A and B): a 128-byte
-/// header (`u32 1, u32 2`; at byte 64 the packed `<IQQ` 0xDEADBEEF, payload, 128), then
-/// the fill. Every constant of the MIL reads from halfword 0.
+/// Halfword `e` of the corpus tool's weight file (forms A and B).
 pub(super) fn halfword(e: usize, payload: u64, fill: u16) -> u16 {
-    let mut h = [0u8; 128];
-    h[0..4].copy_from_slice(&1u32.to_le_bytes());
-    h[4..8].copy_from_slice(&2u32.to_le_bytes());
-    h[64..68].copy_from_slice(&0xDEAD_BEEFu32.to_le_bytes());
-    h[68..76].copy_from_slice(&payload.to_le_bytes());
-    h[76..84].copy_from_slice(&128u64.to_le_bytes());
-    if e < 64 {
-        u16::from_le_bytes([h[2 * e], h[2 * e + 1]])
-    } else {
-        fill
-    }
+    crate::oracle::form_ab_halfword(e as u64, payload, fill)
 }
 
 /// The weights Apple's compiler read: `W[co][ci][ky][kx]` and the bias, as fp16 bits.
