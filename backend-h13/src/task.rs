@@ -171,6 +171,44 @@ pub enum PoolMode {
     Avg,
 }
 
+/// What a planar-engine reduction combines (PE op field: sum 0, max 2, min 3; the
+/// current corpus shows sum and max, min takes the elementwise minimum's code).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// Sum (mean: sum with the post-scale 1/N).
+    Sum,
+    /// Maximum.
+    Max,
+    /// Minimum.
+    Min,
+}
+
+impl ReduceOp {
+    /// The PE op field.
+    pub fn code(self) -> u32 {
+        match self {
+            ReduceOp::Sum => 0,
+            ReduceOp::Max => 2,
+            ReduceOp::Min => 3,
+        }
+    }
+}
+
+/// A planar-engine reduction (Common.Cfg mode 5, 0x51): per channel of the task's view,
+/// `op` over its depth, height and width, times an fp32 post-scale (1/N for a mean).
+/// The Common block states the view as both input and output dimensions; the result is
+/// one value per channel, in a column (keep_dims) or packed into one row (word 0x158
+/// 0x400).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeReduce {
+    /// What it combines.
+    pub op: ReduceOp,
+    /// fp32 factor applied to the reduced value (PE word 0x880c).
+    pub scale: f32,
+    /// The result is written as one row of the view's channels.
+    pub packed: bool,
+}
+
 /// Per-output-channel vectors read through the kernel DMA's bias and post-scale streams.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ChannelVectors {
@@ -279,6 +317,13 @@ pub struct Task {
     pub l2_result: Option<L2Vector>,
     /// The second operand comes from L2 (a planar-engine task after an NE producer).
     pub l2_operand: Option<L2Operand>,
+    /// The planar engine reduces its view (the first source's type) to one value per
+    /// channel.
+    pub reduce: Option<PeReduce>,
+    /// The NE's unity kernel takes the maximum over all input channels into one output
+    /// channel (MACCfg OpMode 3, UnicastCin = Cin: Apple's reduce_max over C of a
+    /// `[1, C, 1, 1]` tensor).
+    pub channel_max: bool,
 }
 
 impl Task {
@@ -304,6 +349,26 @@ impl Task {
             residency: SourceResidency::Load,
             l2_result: None,
             l2_operand: None,
+            reduce: None,
+            channel_max: false,
+        }
+    }
+
+    /// The dimensions the cost model counts (rows read and written): a reduction's
+    /// source, otherwise the destination.
+    pub fn traffic_view(&self) -> TensorType {
+        match (self.reduce.is_some() || self.channel_max, self.sources.first()) {
+            (true, Some(s)) => s.ty,
+            _ => self.dest.ty,
+        }
+    }
+
+    /// The dimensions the Common block states as the task's output: a reduction's view
+    /// (the first source), otherwise the destination.
+    pub fn out_view(&self) -> TensorType {
+        match (self.reduce, self.sources.first()) {
+            (Some(_), Some(s)) => s.ty,
+            _ => self.dest.ty,
         }
     }
 

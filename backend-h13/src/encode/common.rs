@@ -6,6 +6,13 @@ use crate::task::{Engine, L2Form, Task};
 use crate::td::TdImage;
 use anec_ir::DType;
 
+/// Word 0x158 of a reduction whose per-channel results go along W of one row (the
+/// keep_dims = false `[1, C]` result of `reduce_probe_sum_ax2_3_1x64x8x8_flat`).
+const PACKED_RESULT: u32 = 0x400;
+/// Common.Cfg bits 4..6 of a planar-engine reduction: mode 5 (0x51 in every reduction of
+/// the current corpus).
+const CFG_REDUCE: u32 = 5 << 4;
+
 /// Unnamed word 0x148, 0x2041 in every Apple program (the seeds' "kernel-common record").
 const WORD_148: u32 = 0x2041;
 /// Unnamed low bits of Common.Cfg (0x15C): bit 0 on every task; on planar-engine tasks
@@ -36,12 +43,15 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     encode_dims(td, t)?;
     encode_conv(td, t)?;
     td.set_unnamed(0x148, WORD_148)?;
-    td.set("Common.TileCfg.TileHeight", u64::from(t.dest.ty.h))?;
+    td.set("Common.TileCfg.TileHeight", u64::from(t.out_view().h))?;
     if t.engine == Engine::Pe {
         td.set_unnamed(0x154, pe_tile(t))?;
     }
     if let Some(o) = t.l2_operand {
         td.set_unnamed(0x158, o.broadcast)?;
+    }
+    if t.reduce.is_some_and(|r| r.packed) {
+        td.set_unnamed(0x158, PACKED_RESULT)?;
     }
     encode_cfg(td, t, gen)?;
     if t.acc_bias.is_some() {
@@ -67,10 +77,11 @@ fn encode_dims(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     // A grouped convolution states the channels of one group.
     let groups = if t.engine.is_conv() { t.conv.groups.max(1) } else { 1 };
     td.set("Common.Cin.Cin", u64::from(src.ty.c / groups))?;
-    td.set("Common.Cout.Cout", u64::from(t.dest.ty.c / groups))?;
-    td.set("Common.OutDim.Wout", u64::from(t.dest.ty.w))?;
-    td.set("Common.OutDim.Hout", u64::from(t.dest.ty.h))?;
-    td.set_unnamed(0x140, t.dest.ty.d)
+    let out = t.out_view();
+    td.set("Common.Cout.Cout", u64::from(out.c / groups))?;
+    td.set("Common.OutDim.Wout", u64::from(out.w))?;
+    td.set("Common.OutDim.Hout", u64::from(out.h))?;
+    td.set_unnamed(0x140, out.d)
 }
 
 fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
@@ -89,7 +100,9 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let groups = if t.engine == Engine::Pe { t.dest.ty.n.max(1) } else { g.groups };
     td.set("Common.GroupConvCfg.NumGroups", u64::from(groups))?;
     td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine.channelwise() || g.unicast))?;
-    td.set("Common.GroupConvCfg.UnicastCin", 1)
+    // A channel maximum's one output channel reads every input channel.
+    let cin = if t.channel_max { t.sources.first().map_or(1, |s| s.ty.c) } else { 1 };
+    td.set("Common.GroupConvCfg.UnicastCin", u64::from(cin))
 }
 
 /// Common.Cfg per engine path, as Apple writes it for each, with fields derived from the
@@ -175,6 +188,9 @@ pub fn conv_schedule(t: &Task) -> (bool, [u64; 3]) {
 /// operands + 1 in bits 4..6 (0x21 one operand, 0x31 the second in L2, 0x33 both through
 /// the DMA, 0x41 three).
 fn pe_cfg_bits(t: &Task) -> u32 {
+    if t.reduce.is_some() {
+        return CFG_UNNAMED | CFG_REDUCE;
+    }
     let dma = if t.sources.len() > 1 { CFG_SECOND_FROM_DMA } else { 0 };
     CFG_UNNAMED | dma | ((t.operands() + 1) << 4)
 }
@@ -182,15 +198,22 @@ fn pe_cfg_bits(t: &Task) -> u32 {
 /// The planar engine's tile (word 0x154): log2 rows << 4 | log2 columns, columns the
 /// row width rounded up to a power of two within [16, 512], rows what the element budget
 /// (512 with one operand, 256 with two) leaves, at most the height (every PE task of the
-/// current corpus that reads its sources from DRAM; sum.hwx's 4).
+/// current corpus that reads its sources from DRAM; sum.hwx's 4). A reduction's tile is
+/// at most 64 columns wide (its rows are read in strips of 64: `reduce_probe_mean_ax3`'s
+/// 4 x 128 view has 0x26).
 fn pe_tile(t: &Task) -> u32 {
     let log2_ceil = |v: u32| v.max(1).next_power_of_two().trailing_zeros();
     let (lo, hi) = PE_TILE_COLS;
-    let cols = log2_ceil(t.dest.ty.w).clamp(lo, hi);
+    let hi = if t.reduce.is_some() { REDUCE_TILE_COLS } else { hi };
+    let view = t.out_view();
+    let cols = log2_ceil(view.w).clamp(lo, hi);
     let budget = PE_TILE_BUDGET[usize::from(t.operands() > 1)];
-    let rows = log2_ceil(t.dest.ty.h).min(budget.saturating_sub(cols));
+    let rows = log2_ceil(view.h).min(budget.saturating_sub(cols));
     (rows << 4) | cols
 }
+
+/// log2 of the widest tile of a planar-engine reduction (64 columns).
+pub const REDUCE_TILE_COLS: u32 = 6;
 
 /// Bytes of one L2 granule (the unit of every L2 stride).
 const L2_GRANULE: u64 = 16;

@@ -33,9 +33,12 @@ fn debug_class(t: &Task) -> u64 {
     }
 }
 
-/// An NE pass that only moves data: no activation, no affine stage.
+/// An NE pass that only moves data: no activation, no affine stage, no channel maximum.
 fn is_copy(t: &Task) -> bool {
-    t.nonlinear == crate::task::Nonlinear::None && t.affine == crate::task::NeAffine::default() && !t.vectors.any()
+    !t.channel_max
+        && t.nonlinear == crate::task::Nonlinear::None
+        && t.affine == crate::task::NeAffine::default()
+        && !t.vectors.any()
 }
 /// BAR of `__const`, which holds kernels and activation tables.
 pub const CONST_BAR: u64 = 1;
@@ -108,7 +111,7 @@ fn exe_cycles(t: &Task) -> u64 {
     const READ_ROW: f64 = 0.001_808_48;
     const WRITE_ROW: f64 = 0.001_553_73;
     const BYTE: f64 = 0.000_004_790_83;
-    let ty = t.dest.ty;
+    let ty = t.traffic_view();
     let planes = f64::from(ty.n) * f64::from(ty.c);
     let rows = planes * f64::from(ty.h);
     let row_bytes = (u64::from(ty.w) * ty.dtype.size() as u64) as f64;

@@ -5,7 +5,7 @@ use super::set_unnamed_units;
 use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::layout::{round_up, L2Region};
-use crate::task::{Engine, PoolMode, SourceResidency, Surface, Task};
+use crate::task::{Engine, PoolMode, ReduceOp, SourceResidency, Surface, Task};
 use crate::td::TdImage;
 
 /// Unnamed SourceCfg bit 24: set when a second source is read (sum, mul12).
@@ -18,6 +18,9 @@ const SECOND_SOURCE_ALIGN: u64 = 0x40;
 /// padding). Inferred for H13, whose L2Cfg has the same field.
 const PADDING_MODE_AVG_POOL: u64 = 1;
 const PADDING_MODE_MAX_POOL: u64 = 3;
+/// PaddingMode of a maximum (and, inferred, minimum) reduction on either engine (every
+/// reduce_max of the current corpus; sums keep 0).
+const PADDING_MODE_REDUCE_EXTREMUM: u64 = 1;
 
 /// The channel stride of a row the NE streams is at most 0x100 bytes (every NE task of the
 /// current corpus with W >= 128); the planar engine takes whole rows.
@@ -50,10 +53,21 @@ fn region_channels(t: &Task, c: u32) -> u32 {
     }
 }
 
-/// The L2 region of a source of `t` at `base`.
+/// A planar-engine reduction reads its rows in strips of 64 values: its channel stride is
+/// at most 0x80 bytes (`reduce_probe_mean_ax3`'s 128-wide rows).
+const REDUCE_CHANNEL_CAP: u64 = 0x80;
+/// A reduction's L2 row (every depth slice of one row) is a whole number of 0x20 bytes
+/// (one channel of 16 bytes: 0x20; four depth slices of 16: 0x40), plus the bank pad.
+const REDUCE_ROW_ALIGN: u64 = 0x20;
+
+/// The L2 region of a source of `t` at `base`. A reduction's view with depth D > 1
+/// stores the D slices of each row side by side, as D x C channels.
 pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) -> L2Region {
     let ty = s.ty;
     let c = region_channels(t, ty.c);
+    if t.reduce.is_some() {
+        return reduce_region(c * ty.d.max(1), s, base);
+    }
     let cap = if t.engine.uses_ne() { NE_CHANNEL_CAP } else { u64::MAX };
     let plane = L2Region::unpadded_row(c, ty.w, ty.dtype, cap);
     let channel = plane / u64::from(c.max(1));
@@ -81,6 +95,16 @@ pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) 
     L2Region::new(base, c, ty.h, ty.w, ty.dtype, cap, pad)
 }
 
+/// The source region of a planar-engine reduction over `c` channels (depth slices
+/// included): channels of at most 0x80 bytes, rows rounded up to 0x20 bytes, 0x20 more
+/// when that is a multiple of 0x400 (every reduction of the current corpus).
+fn reduce_region(c: u32, s: &Surface, base: u64) -> L2Region {
+    let plane = L2Region::unpadded_row(c, s.ty.w, s.ty.dtype, REDUCE_CHANNEL_CAP);
+    let row = round_up(plane, REDUCE_ROW_ALIGN);
+    let pad = row - plane + if row.is_multiple_of(PE_PAD_EVERY) { PE_PAD } else { 0 };
+    L2Region::new(base, c, s.ty.h, s.ty.w, s.ty.dtype, REDUCE_CHANNEL_CAP, pad)
+}
+
 /// True when the result region is aliased to the destination DMA (L2BfrMode 1, no
 /// convolution result strides): every non-windowed task, and convolutions in the
 /// generations that alias them.
@@ -99,6 +123,9 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     match t.pool {
         Some(PoolMode::Avg) => td.set("L2.L2Cfg.PaddingMode", PADDING_MODE_AVG_POOL)?,
         Some(PoolMode::Max) => td.set("L2.L2Cfg.PaddingMode", PADDING_MODE_MAX_POOL)?,
+        None if t.reduce.is_some_and(|r| r.op != ReduceOp::Sum) || t.channel_max => {
+            td.set("L2.L2Cfg.PaddingMode", PADDING_MODE_REDUCE_EXTREMUM)?
+        }
         None => {}
     }
     let r1 = source_region(t, src, t.l2_base(), gen);
@@ -106,7 +133,9 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     td.set("L2.SourceBase.Addr", r1.base >> 4)?;
     super::set_units(td, "L2.SourceChannelStride.Stride", r1.channel, 16)?;
     super::set_units(td, "L2.SourceRowStride.Stride", r1.row, 16)?;
-    set_unnamed_units(td, 0x1F4, r1.plane, 4, 17)?;
+    // One depth slice of a row, then the whole row (they differ for a view with D > 1).
+    let slices = if t.reduce.is_some() { u64::from(src.ty.d.max(1)) } else { 1 };
+    set_unnamed_units(td, 0x1F4, r1.plane / slices, 4, 17)?;
     if t.residency != SourceResidency::Resident {
         set_unnamed_units(td, 0x1F8, r1.plane, 4, 17)?;
     }

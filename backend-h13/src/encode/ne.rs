@@ -25,6 +25,9 @@ const CONV_BINARY_POINT: u64 = 0x1C;
 /// MACCfg.OpMode values.
 const OPMODE_CONV: u64 = 0;
 const OPMODE_PASS: u64 = 4;
+/// The maximum over the input channels a unicast output channel reads (Apple's channel
+/// reduce_max: MACCfg 0x101c0b).
+const OPMODE_CHANNEL_MAX: u64 = 3;
 /// MACCfg.KernelMode: 0 reads a kernel, 1 is the unity kernel of pass and pooling tasks.
 const KERNEL_MODE_UNITY: u64 = 1;
 /// fp16 1.0: the multiplier of a streamed per-channel bias or post-scale.
@@ -82,6 +85,7 @@ fn encode_mac(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
                     td.set("NE.MACCfg.OpMode", OPMODE_CONV)?;
                     td.set("NE.AccBias.AccBias", u64::from(bias))?;
                 }
+                None if t.channel_max => td.set("NE.MACCfg.OpMode", OPMODE_CHANNEL_MAX)?,
                 None => td.set("NE.MACCfg.OpMode", OPMODE_PASS)?,
             }
             td.set("NE.MACCfg.KernelMode", KERNEL_MODE_UNITY)

@@ -1,5 +1,5 @@
 //! The planar-engine block (unnamed words 0x22C..0x238): elementwise op mode, second
-//! source select, bias/scale, pre-scale and final scale.
+//! source select, bias/scale, pre-scale and the final fp32 scale (a reduction's 1/N).
 
 use crate::error::BackendError;
 use crate::task::Task;
@@ -23,8 +23,12 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let second = if t.operands() > 1 { SECOND_OPERAND } else { 0 };
     let negate = if pe.negate { NEGATE_SECOND } else { 0 };
     let abs = if pe.abs { ABS } else { 0 };
-    td.set_unnamed(0x22C, second | negate | abs | (pe.mode << 2))?;
+    // A reduction's op sits in the low bits (max 2); an elementwise op's from bit 2.
+    let op = if t.reduce.is_some() { pe.mode } else { pe.mode << 2 };
+    td.set_unnamed(0x22C, second | negate | abs | op)?;
     td.set_unnamed(0x230, u32::from(pe.bias) | (u32::from(pe.scale) << 16))?;
     td.set_unnamed(0x234, ONE_F16 << 16)?;
-    td.set_unnamed(0x238, ONE_F32)
+    // A reduction's fp32 post-scale (1/N for a mean); 1.0 otherwise.
+    let post = t.reduce.map_or(ONE_F32, |r| r.scale.to_bits());
+    td.set_unnamed(0x238, post)
 }

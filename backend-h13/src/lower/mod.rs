@@ -6,6 +6,7 @@
 //! - `pool`: max and average pooling;
 //! - `neuron`: activations (native ReLU, lookup tables, the square-root family);
 //! - `elementwise`: two-tensor elementwise ops and the gain/offset (scalar or per channel);
+//! - `reduction`: sum, mean, max and min over axes, on the planar engine;
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
 mod conv;
@@ -15,6 +16,7 @@ mod neuron;
 
 pub use neuron::table_fn as neuron_table;
 mod pool;
+mod reduction;
 
 use crate::affine::gain_offset;
 use crate::buffers::Buffers;
@@ -29,18 +31,21 @@ use anec_passes::Group;
 /// Splits the generic fusion groups into what one H13 task runs: a fused gain/offset
 /// (scalar or per channel) joins the convolution's task, and a fused activation must be
 /// native ReLU (a table-driven activation needs kernel channel 0, which the
-/// convolution's weights use). Ops left out become groups of their own.
+/// convolution's weights use). A planar-engine reduction takes nothing in. Ops left out
+/// become groups of their own.
 pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
     let mut out = Vec::new();
     for g in groups {
         let mut cur = Group { head: g.head, goc: None, neuron: None };
         for i in g.ops().into_iter().skip(1) {
             let Some(op) = m.ops.get(i) else { continue };
-            let fits = match op.opcode {
-                OpCode::GainOffsetControl => cur.neuron.is_none(),
-                OpCode::Neuron => op.attr("mode").and_then(Attr::as_str) == Some("relu"),
-                _ => false,
-            };
+            let head = m.ops.get(cur.head).map(|h| h.opcode);
+            let fits = head != Some(OpCode::Reduction)
+                && match op.opcode {
+                    OpCode::GainOffsetControl => cur.neuron.is_none(),
+                    OpCode::Neuron => op.attr("mode").and_then(Attr::as_str) == Some("relu"),
+                    _ => false,
+                };
             match (fits, op.opcode) {
                 (true, OpCode::GainOffsetControl) => cur.goc = Some(i),
                 (true, _) => cur.neuron = Some(i),
@@ -118,8 +123,10 @@ pub fn lower(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
-    if op.opcode == OpCode::Conv {
-        return conv::lower_conv(m, op, goc, bufs, dest, consts, gen);
+    match op.opcode {
+        OpCode::Conv => return conv::lower_conv(m, op, goc, bufs, dest, consts, gen),
+        OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
+        _ => {}
     }
     let mut t = lower_one(m, op, dest, bufs, consts, gen)?;
     if let Some(goc) = goc {
@@ -147,8 +154,14 @@ fn lower_one(
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 5] =
-    [OpCode::Conv, OpCode::Pooling, OpCode::Neuron, OpCode::GainOffsetControl, OpCode::ScaledElementwise];
+pub const LOWERED: [OpCode; 6] = [
+    OpCode::Conv,
+    OpCode::Pooling,
+    OpCode::Neuron,
+    OpCode::GainOffsetControl,
+    OpCode::ScaledElementwise,
+    OpCode::Reduction,
+];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an
 /// L2 pair, `kept`), as errors in op order: checked before buffers are bound so the user

@@ -1,0 +1,156 @@
+//! `anec.reduction` (sum, mean, max, min) on the planar engine, as Apple's current
+//! compiler plans it (`docs/rationale/current-compiler/reduction.md`).
+//!
+//! The planar engine's reduction (Common.Cfg 0x51) combines the depth, height and width of
+//! each channel of the view it is given. A plan is therefore a choice of view: a
+//! different reading of the source's DRAM bytes by the tile DMA, which brings the reduced
+//! axes into (D, H, W) and keeps the others as channels:
+//!
+//! | reduced axes | view (C, D, H, W) of x = (C, 1, H, W) |
+//! |---|---|
+//! | H, W | (C, 1, H, W): x as it is |
+//! | W, H = 1 | (C, 1, 4, W/4) when W is a multiple of 128, else x as it is |
+//! | W, H > 1 | (C·H, 1, 1, W): every row a channel (our plan; Apple's differs, see the rationale) |
+//! | C, H = W = 1 | (1, 1, C, 1): the channels as rows |
+//! | C, H, W | (1, H, C, W): x's rows as depth slices, its channels as rows |
+//!
+//! The maximum over the channels of a `[1, C, 1, 1]` tensor runs on the NE instead
+//! (`channel_max`). A mean is a sum with the fp32 post-scale 1/N. The result, one value per view channel,
+//! is written to the reduced tensor read as (view channels, 1, 1, 1).
+
+use super::attr;
+use crate::buffers::Buffers;
+use crate::error::BackendError;
+use crate::layout::Strides;
+use crate::task::{Engine, PeOp, PeReduce, ReduceOp, Surface, Task};
+use crate::window::unsupported;
+use anec_ir::{Attr, Op, TensorType};
+
+/// Lowers a reduction to its task. Other axis sets (C alone with H·W > 1, H alone with
+/// W > 1: Apple transposes through L2 first) are refused with the reason.
+pub(super) fn lower_reduction(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec<Task>, BackendError> {
+    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let kind = attr(op, "kind")?.as_str().unwrap_or_default();
+    let axes = axes(op)?;
+    if kind == "max" && is_channel_vector(&x.ty, &axes) {
+        return Ok(vec![channel_max(op, x, dest)]);
+    }
+    let (view, out) = plan(op, &x, &dest, &axes)?;
+    let n = reduced_elements(&x.ty, &axes);
+    let (red, scale) = match kind {
+        "sum" => (ReduceOp::Sum, 1.0),
+        "mean" => (ReduceOp::Sum, 1.0 / n as f32),
+        "max" => (ReduceOp::Max, 1.0),
+        "min" => (ReduceOp::Min, 1.0),
+        other => return Err(unsupported(op, &format!("reduction '{other}' has no planar-engine form"))),
+    };
+    let mut t = Task::new(&op.name, Engine::Pe, vec![view], out);
+    t.pe = Some(PeOp { mode: red.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.reduce = Some(PeReduce { op: red, scale, packed: false });
+    Ok(vec![t])
+}
+
+/// True for a reduction over the channels of a `[1, C, 1, 1]` tensor.
+fn is_channel_vector(ty: &TensorType, axes: &[usize]) -> bool {
+    axes.contains(&1) && ty.n == 1 && ty.d == 1 && ty.h == 1 && ty.w == 1
+}
+
+/// The maximum over the channels of a `[1, C, 1, 1]` tensor: Apple runs it on the NE, one
+/// output channel reading all C (`reduce_probe_max_ax1_1x512x1x1`; sums and means of the
+/// same shape go to the planar engine).
+fn channel_max(op: &Op, x: Surface, dest: Surface) -> Task {
+    let mut t = Task::new(&op.name, Engine::NePass, vec![x], dest);
+    t.channel_max = true;
+    t
+}
+
+/// fp16 1.0: the BiasScale of a reduction.
+const ONE_F16: u16 = 0x3C00;
+
+/// Anec axis indices (N 0, C 1, D 2, H 3, W 4) of the op's `axes`.
+fn axes(op: &Op) -> Result<Vec<usize>, BackendError> {
+    const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
+    let Some(Attr::Array(items)) = op.attr("axes") else {
+        return Err(BackendError::Internal(format!("verified reduction '{}' lacks `axes`", op.name)));
+    };
+    let mut out: Vec<usize> =
+        items.iter().filter_map(Attr::as_str).filter_map(|n| NAMES.iter().position(|&a| a == n)).collect();
+    out.sort_unstable();
+    Ok(out)
+}
+
+/// The number of elements each result combines.
+fn reduced_elements(ty: &TensorType, axes: &[usize]) -> u64 {
+    let dims = [ty.n, ty.c, ty.d, ty.h, ty.w];
+    axes.iter().map(|&a| u64::from(dims[a])).product()
+}
+
+/// Width from which a single row is read as four rows of a quarter (Apple's
+/// `reduce_probe_mean_ax3_1x1x1x512`: 512 as 4 x 128); the quarter row must be a whole
+/// number of 64-byte DMA rows.
+const SPLIT_ROW_MIN: u32 = 128;
+const SPLIT_ROWS: u32 = 4;
+
+/// The view of `x` and the reading of `dest` the task uses, or why the engine has no
+/// one-task plan for these axes.
+fn plan(op: &Op, x: &Surface, dest: &Surface, axes: &[usize]) -> Result<(Surface, Surface), BackendError> {
+    let (c, h, w) = (x.ty.c, x.ty.h, x.ty.w);
+    if x.ty.n > 1 || x.ty.d > 1 {
+        return Err(unsupported(
+            op,
+            "a reduction of a tensor with batch or depth above 1 (no plan: one view per task)",
+        ));
+    }
+    if x.strides.plane != x.strides.row * u64::from(h) {
+        return Err(unsupported(op, "a reduction of a tensor whose channels are not packed row after row"));
+    }
+    // Axes of extent 1 change nothing: the plan follows the axes that really reduce.
+    let dims = [x.ty.n, c, x.ty.d, h, w];
+    let real: Vec<usize> = axes.iter().copied().filter(|&a| dims[a] > 1).collect();
+    let s = x.strides;
+    let elem = x.ty.dtype.size() as u64;
+    let (view, strides) = match real.as_slice() {
+        [3, 4] | [3] if w == 1 => (x.ty, s),
+        [3, 4] => (x.ty, s),
+        [4] if h == 1 && w.is_multiple_of(SPLIT_ROW_MIN) => {
+            let quarter = w / SPLIT_ROWS;
+            (TensorType { h: SPLIT_ROWS, w: quarter, ..x.ty }, Strides { row: u64::from(quarter) * elem, ..s })
+        }
+        [4] if h == 1 => (x.ty, s),
+        // Every row of x a channel.
+        [4] => (TensorType { c: c * h, h: 1, ..x.ty }, Strides { plane: s.row, depth: s.row * u64::from(c * h), ..s }),
+        // The channels (and rows) of x as rows of one channel.
+        [1] | [1, 4] if h == 1 && (w == 1 || real.len() == 2) => {
+            (TensorType { c: 1, h: c, ..x.ty }, Strides { row: s.plane, ..s })
+        }
+        [1, 3] if w == 1 => (TensorType { c: 1, h: c * h, ..x.ty }, Strides { row: s.row, ..s }),
+        // x's rows as depth slices, its channels as rows.
+        [1, 3, 4] => {
+            (TensorType { c: 1, d: h, h: c, ..x.ty }, Strides { row: s.plane, plane: s.depth, depth: s.row, ..s })
+        }
+        _ => {
+            const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
+            let names: Vec<&str> = real.iter().map(|&a| NAMES[a]).collect();
+            let reason = format!(
+                "a reduction over {} of a {}x{}x{} tensor: no view brings these axes into the planar engine's \
+                 per-channel reduction (planned: width; height and width; channel with height or width 1; \
+                 channel, height and width)",
+                names.join(" and "),
+                c,
+                h,
+                w
+            );
+            return Err(unsupported(op, &reason));
+        }
+    };
+    let view = Surface { ty: view, strides, ..*x };
+    Ok((view, results(dest, view.ty.c)))
+}
+
+/// The reduced tensor read as `results` channels of one value, in the order the view's
+/// channels produce them: its own channels, or (one result per row) its rows.
+fn results(dest: &Surface, results: u32) -> Surface {
+    let step = if results == dest.ty.c { dest.strides.plane } else { dest.strides.row };
+    let strides = Strides { plane: step, depth: step * u64::from(results), ..dest.strides };
+    Surface { ty: TensorType { c: results, d: 1, h: 1, w: 1, ..dest.ty }, strides, ..*dest }
+}
