@@ -255,6 +255,16 @@ pub enum L2Form {
     Packed,
     /// Two packed rows, `[bias; scale]` (a per-channel constant for a ternary PE task).
     Rows,
+    /// The NE's `C x H x W` result written with C and W swapped (Common.Cfg bit 28): W
+    /// channels of C values per row (Apple's transposer before a reduction over C).
+    Transposed,
+}
+
+impl L2Form {
+    /// True when the NE writes the result with C and W swapped (Common.Cfg bit 28).
+    pub fn transposes(self) -> bool {
+        matches!(self, L2Form::Packed | L2Form::Transposed)
+    }
 }
 
 /// A vector an NE task leaves in L2 for the next (planar-engine) task.
@@ -317,6 +327,9 @@ pub struct Task {
     pub l2_result: Option<L2Vector>,
     /// The second operand comes from L2 (a planar-engine task after an NE producer).
     pub l2_operand: Option<L2Operand>,
+    /// The first source is a result the previous task left in L2 (read in place: no tile
+    /// DMA, L2 SourceType 0 aliasing that result).
+    pub l2_source: Option<L2Vector>,
     /// The planar engine reduces its view (the first source's type) to one value per
     /// channel.
     pub reduce: Option<PeReduce>,
@@ -349,6 +362,7 @@ impl Task {
             residency: SourceResidency::Load,
             l2_result: None,
             l2_operand: None,
+            l2_source: None,
             reduce: None,
             channel_max: false,
         }

@@ -130,13 +130,14 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     td.set("Common.Cfg.ShMax", max)?;
     td.set("Common.Cfg.ActiveNE", active_ne(t))?;
     td.set("Common.Cfg.AccDoubleBufEn", double_buf)?;
-    let packed = t.l2_result.is_some_and(|v| v.form == L2Form::Packed);
-    td.set_unnamed_bits(0x15C, unnamed | if packed { CFG_PACKED_RESULT } else { 0 })
+    let transposed = t.l2_result.is_some_and(|v| v.form.transposes());
+    td.set_unnamed_bits(0x15C, unnamed | if transposed { CFG_TRANSPOSED_RESULT } else { 0 })
 }
 
-/// Common.Cfg bit 28: the NE writes its `[1, C, 1, 1]` result transposed, as one packed
-/// row of C values (real_div's reciprocal kept in L2).
-const CFG_PACKED_RESULT: u32 = 1 << 28;
+/// Common.Cfg bit 28: the NE writes its result with C and W swapped (a `[1, C, 1, 1]`
+/// result as one packed row of C values: real_div's reciprocal kept in L2; the transposer
+/// before a reduction over C).
+const CFG_TRANSPOSED_RESULT: u32 = 1 << 28;
 
 /// Bytes of the row budget an NE pass task's ShMax counts rows of.
 const PASS_ROW_BUDGET: u64 = 256;
@@ -146,7 +147,9 @@ fn pass_sharing(t: &Task, rule: PassSharing) -> [u64; 3] {
     match rule {
         PassSharing::Fixed(v) => v,
         PassSharing::ByRows => {
-            let row = u64::from(t.dest.ty.w) * t.dest.ty.dtype.size() as u64;
+            // Rows as the NE reads them (the result's are the same unless transposed).
+            let src = t.sources.first().map_or(t.dest.ty, |s| s.ty);
+            let row = u64::from(src.w) * src.dtype.size() as u64;
             let fit = (PASS_ROW_BUDGET / row.max(1)).max(1).ilog2();
             let max = u64::from(t.dest.ty.h.max(1).ilog2().min(fit)).min(SH_MAX_LARGE);
             [0, 0, max]
@@ -255,6 +258,8 @@ pub const PACKED_VECTOR_NES: u32 = 8;
 pub fn task_nes(t: &Task) -> u32 {
     match t.l2_result {
         Some(v) if v.form == L2Form::Packed => PACKED_VECTOR_NES,
+        // A transposed result's channels are the source's columns.
+        Some(v) if v.form == L2Form::Transposed => ne_count(t.dest.ty.w),
         _ => ne_count(t.dest.ty.c),
     }
 }

@@ -104,7 +104,7 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 ///   row, and a term per byte moved (reads and writes, unpadded rows). Every v4.2.1
 ///   program is small enough for 0, as Apple wrote. See `docs/conformance.md`.
 fn exe_cycles(t: &Task) -> u64 {
-    if t.engine.is_conv() {
+    if t.engine.is_conv() || t.l2_result.is_some_and(|v| v.form == crate::task::L2Form::Transposed) {
         return conv_cycles(t);
     }
     const READ_PLANE: f64 = 0.001_825_37;
@@ -128,7 +128,8 @@ fn exe_cycles(t: &Task) -> u64 {
 const CONV_BYTES_PER_CYCLE: f64 = 1_024_000.0 / 30.0;
 
 /// The convolution term: (kernel + input + output bytes) / [`CONV_BYTES_PER_CYCLE`]; a
-/// source already in L2 costs nothing.
+/// source already in L2 or a result kept there costs nothing. NE tasks that transpose
+/// into L2 follow it too (the matmul preparation task, the reduction transposer).
 fn conv_cycles(t: &Task) -> u64 {
     let rows = |s: &crate::task::Surface| {
         let ty = s.ty;
@@ -142,6 +143,8 @@ fn conv_cycles(t: &Task) -> u64 {
         (SourceResidency::Resident, _) | (_, None) => 0,
         (_, Some(s)) => rows(s),
     };
-    let bytes = kernel + input + rows(&t.dest);
+    // A result kept in L2 is not written to memory.
+    let output = if t.l2_result.is_some() { 0 } else { rows(&t.dest) };
+    let bytes = kernel + input + output;
     ((bytes as f64 / CONV_BYTES_PER_CYCLE).floor() as u64).min(u64::from(u16::MAX))
 }

@@ -4,7 +4,7 @@
 use super::set_unnamed_units;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::layout::{round_up, L2Region};
+use crate::layout::{round_up, L2Region, L2_GRANULE};
 use crate::task::{Engine, PoolMode, ReduceOp, SourceResidency, Surface, Task};
 use crate::td::TdImage;
 
@@ -109,7 +109,8 @@ fn reduce_region(c: u32, s: &Surface, base: u64) -> L2Region {
 /// convolution result strides): every non-windowed task, and convolutions in the
 /// generations that alias them.
 pub(crate) fn result_aliased(t: &Task, gen: &Generation) -> bool {
-    !t.engine.windowed() || (t.engine.is_conv() && gen.conv_result_aliased)
+    let packed = t.reduce.is_some_and(|r| r.packed);
+    (!t.engine.windowed() && !packed) || (t.engine.is_conv() && gen.conv_result_aliased)
 }
 
 /// The result region at `base`: laid out as the destination, unpadded.
@@ -128,18 +129,11 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         }
         None => {}
     }
-    let r1 = source_region(t, src, t.l2_base(), gen);
     encode_source_cfg(td, t)?;
-    td.set("L2.SourceBase.Addr", r1.base >> 4)?;
-    super::set_units(td, "L2.SourceChannelStride.Stride", r1.channel, 16)?;
-    super::set_units(td, "L2.SourceRowStride.Stride", r1.row, 16)?;
-    // One depth slice of a row, then the whole row (they differ for a view with D > 1).
-    let slices = if t.reduce.is_some() { u64::from(src.ty.d.max(1)) } else { 1 };
-    set_unnamed_units(td, 0x1F4, r1.plane / slices, 4, 17)?;
-    if t.residency != SourceResidency::Resident {
-        set_unnamed_units(td, 0x1F8, r1.plane, 4, 17)?;
-    }
-    let mut end = r1.end();
+    let mut end = match t.l2_source {
+        Some(v) => encode_source_in_place(td, &v.region)?,
+        None => encode_source(td, t, src, gen)?,
+    };
     if let Some(o) = t.l2_operand {
         // The second operand where the previous task left it (its plane2 word stays 0).
         let r2 = o.vector.region;
@@ -163,10 +157,42 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     encode_result(td, t, end, gen)
 }
 
+/// The first source's region words; the end of the region.
+fn encode_source(td: &mut TdImage, t: &Task, src: &Surface, gen: &Generation) -> Result<u64, BackendError> {
+    let r1 = source_region(t, src, t.l2_base(), gen);
+    td.set("L2.SourceBase.Addr", r1.base >> 4)?;
+    super::set_units(td, "L2.SourceChannelStride.Stride", r1.channel, 16)?;
+    super::set_units(td, "L2.SourceRowStride.Stride", r1.row, 16)?;
+    // One depth slice of a row, then the whole row (they differ for a view with D > 1).
+    let slices = if t.reduce.is_some() { u64::from(src.ty.d.max(1)) } else { 1 };
+    set_unnamed_units(td, 0x1F4, r1.plane / slices, 4, 17)?;
+    if t.residency != SourceResidency::Resident {
+        set_unnamed_units(td, 0x1F8, r1.plane, 4, 17)?;
+    }
+    Ok(r1.end())
+}
+
+/// The words of a source read where the previous task left its result, its rows taken
+/// as groups (`reduce_sum_axes_1`: the transposed copy's plane as the row stride, its
+/// padded row as the group step); the end of the region.
+fn encode_source_in_place(td: &mut TdImage, r: &L2Region) -> Result<u64, BackendError> {
+    td.set("L2.SourceBase.Addr", r.base >> 4)?;
+    super::set_units(td, "L2.SourceChannelStride.Stride", r.channel, 16)?;
+    super::set_units(td, "L2.SourceRowStride.Stride", r.plane, 16)?;
+    set_unnamed_units(td, 0x1F4, r.plane, 4, 17)?;
+    set_unnamed_units(td, 0x1F8, r.row, 4, 17)?;
+    Ok(r.end())
+}
+
 /// SourceCfg: SourceType 2 for a source read for this task alone, 1 for one kept in L2
 /// for the next tasks, 0 (and no alias or DMA-format bits) for one already there (the
 /// split convolution of the current corpus: 0x500171, then 0x100).
 fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    if t.l2_source.is_some() {
+        // Read in place, aliasing the previous task's result (0x120).
+        td.set("L2.SourceCfg.AliasConvRslt", 1)?;
+        return td.set("L2.SourceCfg.DMAInterleave", 1);
+    }
     let source_type = match t.residency {
         SourceResidency::Load => 2,
         SourceResidency::LoadAndKeep => 1,
@@ -194,6 +220,9 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
         super::set_units(td, "L2.ConvResultRowStride.Stride", r.row, 16)?;
         return set_unnamed_units(td, 0x220, r.plane, 4, 17);
     }
+    if t.reduce.is_some_and(|r| r.packed) {
+        return encode_packed_result(td, t, base);
+    }
     td.set("L2.ResultCfg.ResultType", 2)?;
     let aliased = result_aliased(t, gen);
     td.set("L2.ResultCfg.L2BfrMode", u64::from(aliased))?;
@@ -206,6 +235,24 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
         set_unnamed_units(td, 0x224, r.plane, 4, 17)?;
     }
     Ok(())
+}
+
+/// A reduction's packed result (ResultType 1, L2BfrMode 0): each group's values as one
+/// row, rows one granule-rounded row apart (`reduce_probe_sum_ax2_3_1x64x8x8_flat`: 64
+/// values, 0x80 / 0x80 / 0x80; `reduce_sum_axes_1`: 8 groups of 8, 0x10 / 0x80 / 0x10).
+fn encode_packed_result(td: &mut TdImage, t: &Task, base: u64) -> Result<(), BackendError> {
+    let view = t.out_view();
+    let row = round_up(u64::from(view.c) * view.dtype.size() as u64, L2_GRANULE);
+    let groups = u64::from(t.dest.ty.n.max(1));
+    td.set("L2.ResultCfg.ResultType", 1)?;
+    super::set_units(td, "L2.ResultBase.Addr", base, 16)?;
+    super::set_units(td, "L2.ConvResultChannelStride.Stride", row, 16)?;
+    super::set_units(td, "L2.ConvResultRowStride.Stride", row * groups, 16)?;
+    set_unnamed_units(td, 0x220, row, 4, 17)?;
+    // The second plane word: the row again for one group, 0 when the groups are rows
+    // (the two records; no third).
+    let second = if groups == 1 { row } else { 0 };
+    set_unnamed_units(td, 0x224, second, 4, 17)
 }
 
 /// The alias and DMA-format bits Apple sets in both SourceCfg and ResultCfg, the subset

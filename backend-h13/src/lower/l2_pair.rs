@@ -111,8 +111,19 @@ pub fn region(form: L2Form, ty: &TensorType) -> L2Region {
             let pad = ROWS_PAD.iter().find(|(m, _)| ch.is_multiple_of(*m)).map_or(0, |p| p.1);
             L2Region { base: 0, channel: ch, row: ch + pad, plane: ch, size: 2 * (ch + pad) }
         }
+        L2Form::Transposed => {
+            // W channels of C values per row; a row that fills whole 0x400 banks gets the
+            // planar engine's 0x20 of padding (the reader is a PE reduction).
+            let plane = L2Region::unpadded_row(ty.w, ty.c, ty.dtype, u64::MAX);
+            let pad = if plane.is_multiple_of(TRANSPOSED_PAD_EVERY) { TRANSPOSED_PAD } else { 0 };
+            L2Region::new(0, ty.w, ty.h, ty.c, ty.dtype, u64::MAX, pad)
+        }
     }
 }
+
+/// Padding of a transposed result's rows (`reduce_sum_axes_1`: 0x400 -> 0x420).
+const TRANSPOSED_PAD_EVERY: u64 = 0x400;
+const TRANSPOSED_PAD: u64 = 0x20;
 
 /// The producer task of a kept value `v` (the op's result), `form` its layout.
 pub fn producer(

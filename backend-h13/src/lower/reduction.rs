@@ -14,15 +14,19 @@
 //! | C, H = W = 1 | (1, 1, C, 1): the channels as rows |
 //! | C, H, W | (1, H, C, W): x's rows as depth slices, its channels as rows |
 //!
-//! The maximum over the channels of a `[1, C, 1, 1]` tensor runs on the NE instead
+//! A reduction over the channels alone of a tensor with several pixels first transposes
+//! it into L2 with an NE pass (`through_transposer`). The maximum over the channels of a
+//! `[1, C, 1, 1]` tensor runs on the NE instead
 //! (`channel_max`). A mean is a sum with the fp32 post-scale 1/N. The result, one value per view channel,
 //! is written to the reduced tensor read as (view channels, 1, 1, 1).
 
 use super::attr;
+use super::l2_pair::region;
 use crate::buffers::Buffers;
 use crate::error::BackendError;
+use crate::layout::round_up;
 use crate::layout::Strides;
-use crate::task::{Engine, PeOp, PeReduce, ReduceOp, Surface, Task};
+use crate::task::{Engine, L2Form, L2Vector, PeOp, PeReduce, ReduceOp, SourceResidency, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Attr, Op, TensorType};
 
@@ -35,7 +39,6 @@ pub(super) fn lower_reduction(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
     if kind == "max" && is_channel_vector(&x.ty, &axes) {
         return Ok(vec![channel_max(op, x, dest)]);
     }
-    let (view, out) = plan(op, &x, &dest, &axes)?;
     let n = reduced_elements(&x.ty, &axes);
     let (red, scale) = match kind {
         "sum" => (ReduceOp::Sum, 1.0),
@@ -44,11 +47,64 @@ pub(super) fn lower_reduction(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
         "min" => (ReduceOp::Min, 1.0),
         other => return Err(unsupported(op, &format!("reduction '{other}' has no planar-engine form"))),
     };
-    let mut t = Task::new(&op.name, Engine::Pe, vec![view], out);
-    t.pe = Some(PeOp { mode: red.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
-    t.reduce = Some(PeReduce { op: red, scale, packed: false });
-    Ok(vec![t])
+    let reduce = PeReduce { op: red, scale, packed: false };
+    if is_channels_of_planes(&x.ty, &axes) {
+        return through_transposer(op, x, dest, reduce);
+    }
+    let (view, out) = plan(op, &x, &dest, &axes)?;
+    Ok(vec![pe_reduction(op, view, out, reduce)])
 }
+
+/// The planar-engine task reducing `view` into `out`.
+fn pe_reduction(op: &Op, view: Surface, out: Surface, reduce: PeReduce) -> Task {
+    let mut t = Task::new(&op.name, Engine::Pe, vec![view], out);
+    t.pe = Some(PeOp { mode: reduce.op.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.reduce = Some(reduce);
+    t
+}
+
+/// True for a reduction over the channels alone of a tensor with several pixels.
+fn is_channels_of_planes(ty: &TensorType, axes: &[usize]) -> bool {
+    let dims = [ty.n, ty.c, ty.d, ty.h, ty.w];
+    let real: Vec<usize> = axes.iter().copied().filter(|&a| dims[a] > 1).collect();
+    real == [1] && ty.h * ty.w > 1 && ty.n == 1 && ty.d == 1
+}
+
+/// A reduction over C of `x` = (C, H, W) as Apple runs it (`reduce_sum_axes_1`): an NE
+/// pass writes x into L2 transposed, W channels of C values per row; the planar engine
+/// then reduces each such channel, the rows as groups (view (W, 1, C), NumGroups H), and
+/// writes each group's W results as one packed row of the reduced tensor.
+fn through_transposer(op: &Op, x: Surface, dest: Surface, reduce: PeReduce) -> Result<Vec<Task>, BackendError> {
+    let ty = x.ty;
+    let form = L2Form::Transposed;
+    let vector = L2Vector { form, region: region(form, &ty) };
+    let needed = vector.region.size + u64::from(ty.c) * u64::from(ty.h) * round_up(u64::from(ty.w) * 2, 16);
+    if needed > L2_BYTES {
+        let reason = format!(
+            "a reduction over the {} channels of {}x{} pixels needs {needed:#x} bytes of L2 for the transposed copy \
+             and its source, more than the {L2_BYTES:#x} the engine has (no tiling yet)",
+            ty.c, ty.h, ty.w
+        );
+        return Err(unsupported(op, &reason));
+    }
+    let mut transposer = Task::new(&op.name, Engine::NePass, vec![x], Surface { bar: 0, offset: 0, ..x });
+    transposer.l2_result = Some(vector);
+    let view_ty = TensorType { n: ty.h, c: ty.w, h: 1, w: ty.c, ..ty };
+    let view = Surface { ty: view_ty, ..x };
+    let d = dest.strides;
+    let rows = Surface {
+        ty: TensorType { n: ty.h, c: 1, d: 1, h: 1, w: ty.w, ..dest.ty },
+        strides: Strides { row: d.plane, plane: d.plane, depth: d.depth, batch: d.row },
+        ..dest
+    };
+    let mut reduction = pe_reduction(op, view, rows, PeReduce { packed: true, ..reduce });
+    reduction.residency = SourceResidency::Resident;
+    reduction.l2_source = Some(vector);
+    Ok(vec![transposer, reduction])
+}
+
+/// The L2 of the H13 (1 MiB).
+const L2_BYTES: u64 = 1 << 20;
 
 /// True for a reduction over the channels of a `[1, C, 1, 1]` tensor.
 fn is_channel_vector(ty: &TensorType, axes: &[usize]) -> bool {
