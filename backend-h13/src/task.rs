@@ -207,6 +207,45 @@ pub struct PeReduce {
     pub scale: f32,
     /// The result is written as one row of the view's channels.
     pub packed: bool,
+    /// The reciprocal of the reduced value is taken (PE word 0x22C bit 12: softmax's
+    /// denominator).
+    pub reciprocal: bool,
+    /// The view splits one row into several (reduce_mean over a 512-wide row as 4 x 128):
+    /// its rows are read in strips of 64 values.
+    pub split: bool,
+}
+
+impl PeReduce {
+    /// A reduction applying `op` then `scale`, written one value per channel.
+    pub fn new(op: ReduceOp, scale: f32) -> PeReduce {
+        PeReduce { op, scale, packed: false, reciprocal: false, split: false }
+    }
+}
+
+/// How a task's L2 source follows the tasks before it: the L2.SourceCfg bits a task
+/// reading what an earlier task left in L2 sets (Apple's softmax and reduction plans;
+/// fitted per recipe step, see `docs/rationale/current-compiler/softmax.md` §5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct L2Link {
+    /// AliasConvSrc.
+    pub conv_src: bool,
+    /// AliasConvRslt: the source is the NE result of the task before.
+    pub conv_result: bool,
+    /// AliasPlanarRslt: the source is the planar engine's result of the task before.
+    pub planar_result: bool,
+    /// Dependent (2 bits).
+    pub dependent: u8,
+}
+
+/// How a planar-engine task is linked to other planar-engine tasks (NE.KernelCfg bits
+/// Apple sets on PE tasks, `softmax.md` §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PeLinks {
+    /// The result stays in L2 for a later planar-engine task (KernelCfg bit 12, header
+    /// word 6 DisallowAbort).
+    pub feeds_pe: bool,
+    /// An operand was produced by a planar-engine task (KernelCfg bit 14).
+    pub fed_by_pe: bool,
 }
 
 /// Per-output-channel vectors read through the kernel DMA's bias and post-scale streams.
@@ -330,6 +369,10 @@ pub struct Task {
     /// The first source is a result the previous task left in L2 (read in place: no tile
     /// DMA, L2 SourceType 0 aliasing that result).
     pub l2_source: Option<L2Vector>,
+    /// The L2.SourceCfg link bits of a source an earlier task left in L2.
+    pub l2_link: Option<L2Link>,
+    /// Links to other planar-engine tasks.
+    pub pe_links: PeLinks,
     /// The planar engine reduces its view (the first source's type) to one value per
     /// channel.
     pub reduce: Option<PeReduce>,
@@ -363,6 +406,8 @@ impl Task {
             l2_result: None,
             l2_operand: None,
             l2_source: None,
+            l2_link: None,
+            pe_links: PeLinks::default(),
             reduce: None,
             channel_max: false,
         }

@@ -2,7 +2,7 @@
 
 use crate::error::BackendError;
 use crate::generation::{Generation, PassSharing};
-use crate::task::{Engine, L2Form, Task};
+use crate::task::{Engine, L2Form, SourceResidency, Task};
 use crate::td::TdImage;
 use anec_ir::DType;
 
@@ -47,11 +47,10 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     if t.engine == Engine::Pe {
         td.set_unnamed(0x154, pe_tile(t))?;
     }
-    if let Some(o) = t.l2_operand {
-        td.set_unnamed(0x158, o.broadcast)?;
-    }
-    if t.reduce.is_some_and(|r| r.packed) {
-        td.set_unnamed(0x158, PACKED_RESULT)?;
+    let broadcast = t.l2_operand.map_or(0, |o| o.broadcast);
+    let packed = if t.reduce.is_some_and(|r| r.packed) { PACKED_RESULT } else { 0 };
+    if broadcast | packed != 0 {
+        td.set_unnamed(0x158, broadcast | packed)?;
     }
     encode_cfg(td, t, gen)?;
     if t.acc_bias.is_some() {
@@ -116,6 +115,9 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let double_buf = u64::from(gen.acc_double_buffer);
     let (small, [pref, min, max], double_buf, unnamed) = match t.engine {
+        Engine::NePass if t.table.is_some() && t.residency == SourceResidency::Resident => {
+            (false, table_sharing(t), double_buf, CFG_UNNAMED)
+        }
         Engine::NePass => (false, pass_sharing(t, gen.pass_shared), double_buf, CFG_UNNAMED),
         Engine::NeConv => {
             let (small, sh) = conv_schedule(t);
@@ -155,6 +157,23 @@ fn pass_sharing(t: &Task, rule: PassSharing) -> [u64; 3] {
             [0, 0, max]
         }
     }
+}
+
+/// ShPref = ShMin = ShMax of an NE table task reading what an earlier task left in L2
+/// (softmax's exp2 step, fitted on the 14 softmax records): 4 when it has several rows,
+/// else how many times its row fits the 256-byte budget (log2, at most 4; 0 for a row
+/// above 256 bytes).
+fn table_sharing(t: &Task) -> [u64; 3] {
+    let view = t.sources.first().map_or(t.dest.ty, |s| s.ty);
+    let row = u64::from(view.w) * view.dtype.size() as u64;
+    let f = if view.h > 1 {
+        SH_SMALL
+    } else if row > PASS_ROW_BUDGET {
+        0
+    } else {
+        u64::from((PASS_ROW_BUDGET / row.max(1)).ilog2()).min(SH_SMALL)
+    };
+    [f; 3]
 }
 
 /// Output width up to which a convolution runs in SmallSourceMode, and the largest kernel
@@ -201,19 +220,45 @@ fn pe_cfg_bits(t: &Task) -> u32 {
 /// The planar engine's tile (word 0x154): log2 rows << 4 | log2 columns, columns the
 /// row width rounded up to a power of two within [16, 512], rows what the element budget
 /// (512 with one operand, 256 with two) leaves, at most the height (every PE task of the
-/// current corpus that reads its sources from DRAM; sum.hwx's 4). A reduction's tile is
-/// at most 64 columns wide (its rows are read in strips of 64: `reduce_probe_mean_ax3`'s
-/// 4 x 128 view has 0x26).
+/// current corpus that reads its sources from DRAM; sum.hwx's 4). The tile of a reduction
+/// of a split row is at most 64 columns wide (its rows are read in strips of 64:
+/// `reduce_probe_mean_ax3`'s 4 x 128 view has 0x26).
 fn pe_tile(t: &Task) -> u32 {
     let log2_ceil = |v: u32| v.max(1).next_power_of_two().trailing_zeros();
+    if let Some(tile) = stats_operand_tile(t) {
+        return tile;
+    }
     let (lo, hi) = PE_TILE_COLS;
-    let hi = if t.reduce.is_some() { REDUCE_TILE_COLS } else { hi };
+    let hi = if t.reduce.is_some_and(|r| r.split) { REDUCE_TILE_COLS } else { hi };
     let view = t.out_view();
     let cols = log2_ceil(view.w).clamp(lo, hi);
     let budget = PE_TILE_BUDGET[usize::from(t.operands() > 1)];
     let rows = log2_ceil(view.h).min(budget.saturating_sub(cols));
     (rows << 4) | cols
 }
+
+/// The tile of a planar-engine task reading both operands from L2, the second a per-row
+/// statistic broadcast along W (softmax's subtract, fitted on its 13 records): 16 x 16
+/// when the view has several rows; otherwise up to 128 columns, and 2^7 elements in all.
+fn stats_operand_tile(t: &Task) -> Option<u32> {
+    let o = t.l2_operand?;
+    if t.l2_source.is_none() || o.broadcast & OPERAND2_ALONG_W == 0 {
+        return None;
+    }
+    let view = t.out_view();
+    if view.h > 1 {
+        return Some(STATS_TILE_ROWS);
+    }
+    let cols = view.w.max(1).next_power_of_two().trailing_zeros().min(STATS_TILE_BUDGET);
+    Some(((STATS_TILE_BUDGET - cols) << 4) | cols)
+}
+
+/// Word 0x158: the second operand is broadcast along W.
+const OPERAND2_ALONG_W: u32 = 0x10;
+/// The tile of a statistic-operand task over several rows (0x44), and the log2 element
+/// budget of one over a single row.
+const STATS_TILE_ROWS: u32 = 0x44;
+const STATS_TILE_BUDGET: u32 = 7;
 
 /// log2 of the widest tile of a planar-engine reduction (64 columns).
 pub const REDUCE_TILE_COLS: u32 = 6;

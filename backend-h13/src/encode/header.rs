@@ -70,6 +70,8 @@ pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos, gen: &Generation) -> Re
     for (flag, on) in flags {
         td.set(&format!("aneTD.Header[6].{flag}"), u64::from(on))?;
     }
+    // A planar-engine result kept for a later planar-engine task (softmax's statistics).
+    td.set("aneTD.Header[6].DisallowAbort", u64::from(t.pe_links.feeds_pe))?;
     encode_bars(td, t)
 }
 
@@ -104,7 +106,7 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 ///   row, and a term per byte moved (reads and writes, unpadded rows). Every v4.2.1
 ///   program is small enough for 0, as Apple wrote. See `docs/conformance.md`.
 fn exe_cycles(t: &Task) -> u64 {
-    if t.engine.is_conv() || t.l2_result.is_some_and(|v| v.form == crate::task::L2Form::Transposed) {
+    if t.engine.is_conv() || (t.engine.uses_ne() && t.l2_result.is_some()) {
         return conv_cycles(t);
     }
     const READ_PLANE: f64 = 0.001_825_37;
@@ -115,7 +117,10 @@ fn exe_cycles(t: &Task) -> u64 {
     let planes = f64::from(ty.n) * f64::from(ty.c);
     let rows = planes * f64::from(ty.h);
     let row_bytes = (u64::from(ty.w) * ty.dtype.size() as u64) as f64;
-    let reads = t.sources.len() as f64;
+    // Sources read from memory; a source already in L2 costs nothing, except to a
+    // reduction (softmax 64x8x8: the L2-only subtract 0, its grouped maximum 1).
+    let resident = t.residency == SourceResidency::Resident && t.reduce.is_none();
+    let reads = (t.sources.len() - usize::from(resident)) as f64;
     let writes = if t.l2_result.is_some() { 0.0 } else { 1.0 };
     let cost = reads * (READ_PLANE * planes + READ_ROW * rows)
         + writes * WRITE_ROW * rows
@@ -128,8 +133,9 @@ fn exe_cycles(t: &Task) -> u64 {
 const CONV_BYTES_PER_CYCLE: f64 = 1_024_000.0 / 30.0;
 
 /// The convolution term: (kernel + input + output bytes) / [`CONV_BYTES_PER_CYCLE`]; a
-/// source already in L2 or a result kept there costs nothing. NE tasks that transpose
-/// into L2 follow it too (the matmul preparation task, the reduction transposer).
+/// source already in L2 or a result kept there costs nothing. NE tasks that write into L2
+/// follow it too (the matmul preparation task, the reduction transposer, softmax's copy:
+/// 64x8x8 0, 8x64x64 1, 12x64x64 2, 8x128x128 7).
 fn conv_cycles(t: &Task) -> u64 {
     let rows = |s: &crate::task::Surface| {
         let ty = s.ty;

@@ -53,8 +53,8 @@ fn region_channels(t: &Task, c: u32) -> u32 {
     }
 }
 
-/// A planar-engine reduction reads its rows in strips of 64 values: its channel stride is
-/// at most 0x80 bytes (`reduce_probe_mean_ax3`'s 128-wide rows).
+/// A planar-engine reduction of a split row reads it in strips of 64 values: its channel
+/// stride is at most 0x80 bytes (`reduce_probe_mean_ax3`'s 4 x 128 view).
 const REDUCE_CHANNEL_CAP: u64 = 0x80;
 /// A reduction's L2 row (every depth slice of one row) is a whole number of 0x20 bytes
 /// (one channel of 16 bytes: 0x20; four depth slices of 16: 0x40), plus the bank pad.
@@ -65,8 +65,8 @@ const REDUCE_ROW_ALIGN: u64 = 0x20;
 pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) -> L2Region {
     let ty = s.ty;
     let c = region_channels(t, ty.c);
-    if t.reduce.is_some() {
-        return reduce_region(c * ty.d.max(1), s, base);
+    if let Some(r) = t.reduce {
+        return reduce_region(c * ty.d.max(1), s, base, r.split);
     }
     let cap = if t.engine.uses_ne() { NE_CHANNEL_CAP } else { u64::MAX };
     let plane = L2Region::unpadded_row(c, ty.w, ty.dtype, cap);
@@ -96,13 +96,14 @@ pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) 
 }
 
 /// The source region of a planar-engine reduction over `c` channels (depth slices
-/// included): channels of at most 0x80 bytes, rows rounded up to 0x20 bytes, 0x20 more
-/// when that is a multiple of 0x400 (every reduction of the current corpus).
-fn reduce_region(c: u32, s: &Surface, base: u64) -> L2Region {
-    let plane = L2Region::unpadded_row(c, s.ty.w, s.ty.dtype, REDUCE_CHANNEL_CAP);
+/// included): rows rounded up to 0x20 bytes, 0x20 more when that is a multiple of 0x400
+/// (every reduction of the current corpus); a split row's channels of at most 0x80 bytes.
+fn reduce_region(c: u32, s: &Surface, base: u64, split: bool) -> L2Region {
+    let cap = if split { REDUCE_CHANNEL_CAP } else { u64::MAX };
+    let plane = L2Region::unpadded_row(c, s.ty.w, s.ty.dtype, cap);
     let row = round_up(plane, REDUCE_ROW_ALIGN);
     let pad = row - plane + if row.is_multiple_of(PE_PAD_EVERY) { PE_PAD } else { 0 };
-    L2Region::new(base, c, s.ty.h, s.ty.w, s.ty.dtype, REDUCE_CHANNEL_CAP, pad)
+    L2Region::new(base, c, s.ty.h, s.ty.w, s.ty.dtype, cap, pad)
 }
 
 /// True when the result region is aliased to the destination DMA (L2BfrMode 1, no
@@ -130,9 +131,10 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         None => {}
     }
     encode_source_cfg(td, t)?;
-    let mut end = match t.l2_source {
-        Some(v) => encode_source_in_place(td, &v.region)?,
-        None => encode_source(td, t, src, gen)?,
+    let mut end = match (t.l2_source, t.residency) {
+        (Some(v), SourceResidency::Resident) => encode_source_in_place(td, t, &v.region)?,
+        (Some(v), _) => encode_loaded_region(td, &v.region)?,
+        (None, _) => encode_source(td, t, src, gen)?,
     };
     if let Some(o) = t.l2_operand {
         // The second operand where the previous task left it (its plane2 word stays 0).
@@ -140,6 +142,7 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         for (offset, bytes) in [(0x1FC, r2.base), (0x200, r2.channel), (0x204, r2.row), (0x208, r2.plane)] {
             set_unnamed_units(td, offset, bytes, 4, 17)?;
         }
+        end = end.max(r2.end());
     }
     if let Some(src2) = t.sources.get(1) {
         td.set_unnamed_bits(0x1E4, SOURCE_CFG_TWO_SOURCES)?;
@@ -172,15 +175,30 @@ fn encode_source(td: &mut TdImage, t: &Task, src: &Surface, gen: &Generation) ->
     Ok(r1.end())
 }
 
-/// The words of a source read where the previous task left its result, its rows taken
-/// as groups (`reduce_sum_axes_1`: the transposed copy's plane as the row stride, its
-/// padded row as the group step); the end of the region.
-fn encode_source_in_place(td: &mut TdImage, r: &L2Region) -> Result<u64, BackendError> {
+/// The words of a source read where an earlier task left it; the end of the region. A
+/// planar-engine task looping over groups takes the region's rows as its groups
+/// (`reduce_sum_axes_1`, softmax's per-row reductions: the plane as the row stride, the
+/// padded row as the group step); any other reads it as laid out.
+fn encode_source_in_place(td: &mut TdImage, t: &Task, r: &L2Region) -> Result<u64, BackendError> {
+    let grouped = t.engine == Engine::Pe && t.dest.ty.n > 1;
     td.set("L2.SourceBase.Addr", r.base >> 4)?;
     super::set_units(td, "L2.SourceChannelStride.Stride", r.channel, 16)?;
-    super::set_units(td, "L2.SourceRowStride.Stride", r.plane, 16)?;
+    super::set_units(td, "L2.SourceRowStride.Stride", if grouped { r.plane } else { r.row }, 16)?;
     set_unnamed_units(td, 0x1F4, r.plane, 4, 17)?;
-    set_unnamed_units(td, 0x1F8, r.row, 4, 17)?;
+    if grouped {
+        set_unnamed_units(td, 0x1F8, r.row, 4, 17)?;
+    }
+    Ok(r.end())
+}
+
+/// The words of a source the tile DMA loads into a region the recipe chose (softmax keeps
+/// x where its last task will write the result); the end of the region.
+fn encode_loaded_region(td: &mut TdImage, r: &L2Region) -> Result<u64, BackendError> {
+    td.set("L2.SourceBase.Addr", r.base >> 4)?;
+    super::set_units(td, "L2.SourceChannelStride.Stride", r.channel, 16)?;
+    super::set_units(td, "L2.SourceRowStride.Stride", r.row, 16)?;
+    set_unnamed_units(td, 0x1F4, r.plane, 4, 17)?;
+    set_unnamed_units(td, 0x1F8, r.plane, 4, 17)?;
     Ok(r.end())
 }
 
@@ -188,7 +206,19 @@ fn encode_source_in_place(td: &mut TdImage, r: &L2Region) -> Result<u64, Backend
 /// for the next tasks, 0 (and no alias or DMA-format bits) for one already there (the
 /// split convolution of the current corpus: 0x500171, then 0x100).
 fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
-    if t.l2_source.is_some() {
+    if let Some(link) = t.l2_link {
+        let bits = [
+            ("AliasConvSrc", link.conv_src),
+            ("AliasConvRslt", link.conv_result),
+            ("AliasPlanarRslt", link.planar_result),
+        ];
+        for (field, on) in bits {
+            td.set(&format!("L2.SourceCfg.{field}"), u64::from(on))?;
+        }
+        td.set("L2.SourceCfg.Dependent", u64::from(link.dependent))?;
+        return td.set("L2.SourceCfg.DMAInterleave", 1);
+    }
+    if t.l2_source.is_some() && t.residency == SourceResidency::Resident {
         // Read in place, aliasing the previous task's result (0x120).
         td.set("L2.SourceCfg.AliasConvRslt", 1)?;
         return td.set("L2.SourceCfg.DMAInterleave", 1);
@@ -214,14 +244,20 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
         set_bits(td, "ResultCfg", &ALIASES)?;
     }
     if let Some(v) = t.l2_result {
-        // Kept for the next task at offset 0: ResultType 0, laid out by the result strides.
+        // Kept for a later task: ResultType 0, laid out by the result strides.
         let r = v.region;
+        super::set_units(td, "L2.ResultBase.Addr", r.base, 16)?;
+        if t.reduce.is_some() {
+            return encode_reduce_result(td, t, true);
+        }
         super::set_units(td, "L2.ConvResultChannelStride.Stride", r.channel, 16)?;
         super::set_units(td, "L2.ConvResultRowStride.Stride", r.row, 16)?;
         return set_unnamed_units(td, 0x220, r.plane, 4, 17);
     }
     if t.reduce.is_some_and(|r| r.packed) {
-        return encode_packed_result(td, t, base);
+        td.set("L2.ResultCfg.ResultType", 1)?;
+        super::set_units(td, "L2.ResultBase.Addr", base, 16)?;
+        return encode_reduce_result(td, t, false);
     }
     td.set("L2.ResultCfg.ResultType", 2)?;
     let aliased = result_aliased(t, gen);
@@ -237,21 +273,27 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
     Ok(())
 }
 
-/// A reduction's packed result (ResultType 1, L2BfrMode 0): each group's values as one
-/// row, rows one granule-rounded row apart (`reduce_probe_sum_ax2_3_1x64x8x8_flat`: 64
-/// values, 0x80 / 0x80 / 0x80; `reduce_sum_axes_1`: 8 groups of 8, 0x10 / 0x80 / 0x10).
-fn encode_packed_result(td: &mut TdImage, t: &Task, base: u64) -> Result<(), BackendError> {
+/// The result strides of a reduction kept in L2 or written packed (ResultType 1): per
+/// group, one 16-byte line per view channel, or one packed row of them. Words: channel
+/// stride = the line (or the packed row), row stride = every group, 0x220 = one group,
+/// 0x224 = one group again when the groups are lines, or when one packed row goes to
+/// memory (every reduction of the softmax and reduction records: `reduce_sum_axes_1`
+/// 0x10 / 0x80 / 0x10 / 0; `_flat` 0x80 x 4; softmax 64x8x8's maximum 0x10 / 0x2000 /
+/// 0x400 / 0x400; 1x64x1x64's 0x80 / 0x80 / 0x80 / 0).
+fn encode_reduce_result(td: &mut TdImage, t: &Task, kept: bool) -> Result<(), BackendError> {
     let view = t.out_view();
-    let row = round_up(u64::from(view.c) * view.dtype.size() as u64, L2_GRANULE);
+    let packed = t.reduce.is_some_and(|r| r.packed);
     let groups = u64::from(t.dest.ty.n.max(1));
-    td.set("L2.ResultCfg.ResultType", 1)?;
-    super::set_units(td, "L2.ResultBase.Addr", base, 16)?;
-    super::set_units(td, "L2.ConvResultChannelStride.Stride", row, 16)?;
-    super::set_units(td, "L2.ConvResultRowStride.Stride", row * groups, 16)?;
-    set_unnamed_units(td, 0x220, row, 4, 17)?;
-    // The second plane word: the row again for one group, 0 when the groups are rows
-    // (the two records; no third).
-    let second = if groups == 1 { row } else { 0 };
+    let packed_row = round_up(u64::from(view.c) * view.dtype.size() as u64, L2_GRANULE);
+    let (line, group) = if packed { (packed_row, packed_row) } else { (L2_GRANULE, L2_GRANULE * u64::from(view.c)) };
+    let second = match (packed, groups > 1) {
+        (true, false) if !kept => group,
+        (false, true) => group,
+        _ => 0,
+    };
+    super::set_units(td, "L2.ConvResultChannelStride.Stride", line, 16)?;
+    super::set_units(td, "L2.ConvResultRowStride.Stride", group * groups, 16)?;
+    set_unnamed_units(td, 0x220, group, 4, 17)?;
     set_unnamed_units(td, 0x224, second, 4, 17)
 }
 

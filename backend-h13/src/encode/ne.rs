@@ -18,6 +18,10 @@ use anec_ir::DType;
 const MACCFG_ARG_OUTPUT_DEFAULT: u32 = 1 << 20;
 /// MACCfg bit 19: the window reduction takes the maximum (`SetMaxPoolMode`).
 const MACCFG_MAX_POOL: u32 = 1 << 19;
+/// Unnamed KernelCfg bits of a planar-engine task: its result stays in L2 for a later
+/// planar-engine task (bit 12), an operand was produced by one (bit 14) (`softmax.md` §4).
+const KERNELCFG_FEEDS_PE: u32 = 1 << 12;
+const KERNELCFG_FED_BY_PE: u32 = 1 << 14;
 /// PalettizedBits Apple writes in every NE task, palettization off.
 const PALETTIZED_BITS: u64 = 8;
 /// BinaryPoint Apple writes for fp16 convolution (also used for pooling, inferred).
@@ -39,6 +43,12 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         if gen.pe_idle_words {
             td.set("NE.KernelCfg.PalettizedBits", PALETTIZED_BITS)?;
             td.set_unnamed_bits(0x244, MACCFG_ARG_OUTPUT_DEFAULT)?;
+        }
+        let links = t.pe_links;
+        let bits =
+            if links.feeds_pe { KERNELCFG_FEEDS_PE } else { 0 } | if links.fed_by_pe { KERNELCFG_FED_BY_PE } else { 0 };
+        if bits != 0 {
+            td.set_unnamed_bits(0x240, bits)?;
         }
         return Ok(());
     }

@@ -12,6 +12,8 @@ const SECOND_OPERAND: u32 = 1 << 19;
 const NEGATE_SECOND: u32 = 1 << 18;
 /// PE.Cfg bit 6: the absolute value of the result (Apple's `unary_abs`: 0x40).
 const ABS: u32 = 1 << 6;
+/// PE word bit 12: the reciprocal of a reduction's result (softmax's denominator).
+const RECIPROCAL: u32 = 1 << 12;
 /// fp16 1.0.
 const ONE_F16: u32 = 0x3C00;
 /// fp32 1.0.
@@ -24,7 +26,11 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let negate = if pe.negate { NEGATE_SECOND } else { 0 };
     let abs = if pe.abs { ABS } else { 0 };
     // A reduction's op sits in the low bits (max 2); an elementwise op's from bit 2.
-    let op = if t.reduce.is_some() { pe.mode } else { pe.mode << 2 };
+    let op = match t.reduce {
+        Some(r) if r.reciprocal => pe.mode | RECIPROCAL,
+        Some(_) => pe.mode,
+        None => pe.mode << 2,
+    };
     td.set_unnamed(0x22C, second | negate | abs | op)?;
     td.set_unnamed(0x230, u32::from(pe.bias) | (u32::from(pe.scale) << 16))?;
     td.set_unnamed(0x234, ONE_F16 << 16)?;

@@ -7,6 +7,8 @@
 //! - `neuron`: activations (native ReLU, lookup tables, the square-root family);
 //! - `elementwise`: two-tensor elementwise ops and the gain/offset (scalar or per channel);
 //! - `reduction`: sum, mean, max and min over axes, on the planar engine;
+//! - `softmax`: the five-step plan through L2 (maximum, subtract, exp2, denominator,
+//!   normalize);
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
 mod conv;
@@ -17,6 +19,7 @@ mod neuron;
 pub use neuron::table_fn as neuron_table;
 mod pool;
 mod reduction;
+mod softmax;
 
 use crate::affine::gain_offset;
 use crate::buffers::Buffers;
@@ -126,6 +129,7 @@ pub fn lower(
     match op.opcode {
         OpCode::Conv => return conv::lower_conv(m, op, goc, bufs, dest, consts, gen),
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
+        OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(op, bufs, dest, consts),
         _ => {}
     }
     let mut t = lower_one(m, op, dest, bufs, consts, gen)?;
@@ -154,13 +158,14 @@ fn lower_one(
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 6] = [
+pub const LOWERED: [OpCode; 7] = [
     OpCode::Conv,
     OpCode::Pooling,
     OpCode::Neuron,
     OpCode::GainOffsetControl,
     OpCode::ScaledElementwise,
     OpCode::Reduction,
+    OpCode::Softmax,
 ];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an

@@ -47,12 +47,13 @@ pub(super) fn lower_reduction(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
         "min" => (ReduceOp::Min, 1.0),
         other => return Err(unsupported(op, &format!("reduction '{other}' has no planar-engine form"))),
     };
-    let reduce = PeReduce { op: red, scale, packed: false };
+    let reduce = PeReduce::new(red, scale);
     if is_channels_of_planes(&x.ty, &axes) {
         return through_transposer(op, x, dest, reduce);
     }
     let (view, out) = plan(op, &x, &dest, &axes)?;
-    Ok(vec![pe_reduction(op, view, out, reduce)])
+    let split = x.ty.h == 1 && view.ty.h == SPLIT_ROWS && view.ty.c == x.ty.c && view.ty.w < x.ty.w;
+    Ok(vec![pe_reduction(op, view, out, PeReduce { split, ..reduce })])
 }
 
 /// The planar-engine task reducing `view` into `out`.

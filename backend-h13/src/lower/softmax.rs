@@ -1,0 +1,230 @@
+//! `anec.softmax` as Apple's current compiler runs it on H13
+//! (`docs/rationale/current-compiler/softmax.md`): everything stays in L2 between the
+//! first read and the last write.
+//!
+//! softmax(x) = 2^((x - max)·log2 e) / Σ 2^(...), in five steps:
+//! 1. `maximum`: the planar engine's reduction keeps m = max over the axis in L2;
+//! 2. `subtract`: t = (x - m)·log2 e (the second operand broadcast, log2 e as the PE scale);
+//! 3. `exp2`: e = 2^t on the NE through the exp2 table, in place;
+//! 4. `denominator`: r = 1 / Σ e, a sum reduction with the reciprocal post-op;
+//! 5. `normalize`: y = r·e, written to memory.
+//!
+//! Over W of a single row (`row_plan`) x is loaded by step 1 and kept where step 5 writes
+//! y; the statistics are one packed row of C values when C > 1. Over W of several rows
+//! (`rows_plan`) an NE pass first copies x into L2 and the reductions take the rows as
+//! groups (one 16-byte line per channel and row). The L2.SourceCfg link bits of each step
+//! are those of Apple's records (fitted, `softmax.md` §5).
+
+use super::attr;
+use crate::activation::{self, TableFn};
+use crate::buffers::Buffers;
+use crate::consts::ConstSection;
+use crate::encode::ne_count;
+use crate::error::BackendError;
+use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
+use crate::task::{
+    Engine, L2Form, L2Link, L2Operand, L2Vector, Nonlinear, PeLinks, PeOp, PeReduce, ReduceOp, SourceResidency,
+    Surface, Task,
+};
+use crate::window::unsupported;
+use anec_ir::{Op, TensorType};
+use half::f16;
+
+/// Lowers a softmax to its tasks.
+pub(super) fn lower_softmax(
+    op: &Op,
+    bufs: &Buffers,
+    dest: Surface,
+    consts: &mut ConstSection,
+) -> Result<Vec<Task>, BackendError> {
+    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let axis = attr(op, "axis")?.as_str().unwrap_or_default();
+    let ty = x.ty;
+    let plan = match axis {
+        "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 && ty.h == 1 => row_plan(op, x, dest, consts),
+        "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 => rows_plan(op, x, dest, consts),
+        _ => {
+            let reason = format!(
+                "softmax over {axis} of a {}x{}x{}x{} tensor: planned over the width (more than one element) of \
+                 one batch; Apple's plans for other axes are not derived yet",
+                ty.n, ty.c, ty.h, ty.w
+            );
+            return Err(unsupported(op, &reason));
+        }
+    };
+    check_fits(op, &plan)?;
+    Ok(plan)
+}
+
+/// The L2 of the H13 (1 MiB).
+const L2_BYTES: u64 = 1 << 20;
+
+/// Every region the plan uses must lie in L2.
+fn check_fits(op: &Op, tasks: &[Task]) -> Result<(), BackendError> {
+    let regions = tasks.iter().flat_map(|t| {
+        [t.l2_source, t.l2_result, t.l2_operand.map(|o| o.vector)].into_iter().flatten().map(|v| v.region.end())
+    });
+    match regions.max() {
+        Some(end) if end > L2_BYTES => Err(unsupported(
+            op,
+            &format!("softmax needs {end:#x} bytes of L2, more than the {L2_BYTES:#x} the engine has (no tiling yet)"),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// log2 e in fp16: the subtract's scale.
+fn log2_e() -> u16 {
+    f16::from_f64(std::f64::consts::LOG2_E).to_bits()
+}
+/// fp16 1.0.
+const ONE_F16: u16 = 0x3C00;
+/// PE op codes of the elementwise steps.
+const PE_ADD: u32 = 0;
+const PE_MUL: u32 = 1;
+/// Word 0x158: operand 1 broadcast along W; operand 2 broadcast along W; operand 1 / 2 a
+/// packed vector of one value per channel.
+const OPERAND1_ALONG_W: u32 = 0x1;
+const OPERAND2_ALONG_W: u32 = 0x10;
+const OPERAND1_PACKED: u32 = 0x100;
+const OPERAND2_PACKED: u32 = 0x200;
+
+/// Softmax over W of a `C x 1 x W` tensor: five tasks.
+fn row_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<Task> {
+    let c = x.ty.c;
+    let packed = c > 1;
+    let stats = stats_region(0, c, 1, packed);
+    let work = x_region(stats.size, &x.ty, false);
+    let kept = x_region(stats.size + work.size, &x.ty, false);
+    let mut max = reduction(op, x, ReduceOp::Max, packed, 1, stats);
+    max.residency = SourceResidency::LoadAndKeep;
+    max.l2_source = Some(standard(kept));
+    let (packed1, packed2) = if packed { (OPERAND1_PACKED, OPERAND2_PACKED) } else { (0, 0) };
+    let sub = subtract(op, x, kept, stats, OPERAND2_ALONG_W | packed2, work, link(false, true, 0));
+    let exp = exp2(op, x, work, consts);
+    let mut sum = reduction(op, x, ReduceOp::Sum, packed, 1, stats);
+    sum.reduce = sum.reduce.map(|r| PeReduce { reciprocal: true, ..r });
+    (sum.residency, sum.l2_source, sum.l2_link) =
+        (SourceResidency::Resident, Some(standard(work)), Some(link(false, true, 1)));
+    let mul = normalize(op, x, y, stats, work, OPERAND1_ALONG_W | packed1, link(false, false, 2));
+    vec![max, sub, exp, sum, mul]
+}
+
+/// Softmax over W of a `C x H x W` tensor with H > 1: an NE copy into L2, then the five
+/// steps with the rows as the reductions' groups (or, with one channel, as their
+/// channels).
+fn rows_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<Task> {
+    let (c, h) = (x.ty.c, x.ty.h);
+    let copied = x_region(0, &x.ty, true);
+    let work = x_region(copied.size, &x.ty, true);
+    let (lines, groups) = if c > 1 { (c, h) } else { (h, 1) };
+    let stats_at = |base| match c {
+        // One channel: the reductions' channels are x's rows, one line each, which the
+        // elementwise steps read as a column (Apple: channel stride = the whole region).
+        1 => {
+            let r = stats_region(base, lines, 1, false);
+            L2Region { channel: r.size, row: L2_GRANULE, ..r }
+        }
+        _ => stats_region(base, lines, groups, false),
+    };
+    let mut copy = Task::new(&op.name, Engine::NePass, vec![x], scratch(&x.ty));
+    copy.l2_result = Some(standard(copied));
+    let mut max = reduction(op, x, ReduceOp::Max, false, groups, stats_at(work.end()));
+    (max.residency, max.l2_source, max.l2_link) =
+        (SourceResidency::Resident, Some(standard(copied)), Some(link(true, false, 0)));
+    let sub = subtract(op, x, copied, stats_at(work.end()), OPERAND2_ALONG_W, work, link(false, true, 0));
+    let exp = exp2(op, x, work, consts);
+    let mut sum = reduction(op, x, ReduceOp::Sum, false, groups, stats_at(0));
+    sum.reduce = sum.reduce.map(|r| PeReduce { reciprocal: true, ..r });
+    (sum.residency, sum.l2_source, sum.l2_link) =
+        (SourceResidency::Resident, Some(standard(work)), Some(link(true, false, 0)));
+    let mul = normalize(op, x, y, stats_at(0), work, OPERAND1_ALONG_W, link(false, true, 0));
+    vec![copy, max, sub, exp, sum, mul]
+}
+
+/// A region in the standard layout.
+fn standard(region: L2Region) -> L2Vector {
+    L2Vector { form: L2Form::Standard, region }
+}
+
+/// L2.SourceCfg link bits.
+fn link(conv_result: bool, planar_result: bool, dependent: u8) -> L2Link {
+    L2Link { conv_src: false, conv_result, planar_result, dependent }
+}
+
+/// A scratch surface of `ty` (a result that stays in L2).
+fn scratch(ty: &TensorType) -> Surface {
+    Surface { bar: 0, ty: *ty, strides: Strides::of(ty, &Default::default()), offset: 0 }
+}
+
+/// x's layout in L2 at `base`: rows of C channels of W values; with several rows, 0x20 of
+/// padding after a row that fills whole 0x400 banks (the planar engine's rule).
+fn x_region(base: u64, ty: &TensorType, rows: bool) -> L2Region {
+    let plane = L2Region::unpadded_row(ty.c, ty.w, ty.dtype, u64::MAX);
+    let pad = if rows && plane.is_multiple_of(0x400) { 0x20 } else { 0 };
+    L2Region::new(base, ty.c, ty.h, ty.w, ty.dtype, u64::MAX, pad)
+}
+
+/// The statistics (one value per line, `lines` per group, `groups` groups) as their
+/// readers see them: a packed row, or one 16-byte line per value.
+fn stats_region(base: u64, lines: u32, groups: u32, packed: bool) -> L2Region {
+    let row = if packed { round_up(u64::from(lines) * 2, L2_GRANULE) } else { L2_GRANULE * u64::from(lines) };
+    let channel = if packed { row } else { L2_GRANULE };
+    L2Region { base, channel, row, plane: row, size: row * u64::from(groups.max(1)) }
+}
+
+/// The view a reduction step reduces: one row per channel (per group), or the rows as
+/// channels when there is one channel.
+fn reduction_view(x: &Surface, groups: u32) -> Surface {
+    let ty = x.ty;
+    let view =
+        if groups > 1 || ty.h == 1 { TensorType { n: groups, h: 1, ..ty } } else { TensorType { c: ty.h, h: 1, ..ty } };
+    Surface { ty: view, ..*x }
+}
+
+/// A reduction step of x keeping its statistics in `stats`.
+fn reduction(op: &Op, x: Surface, red: ReduceOp, packed: bool, groups: u32, stats: L2Region) -> Task {
+    let view = reduction_view(&x, groups);
+    let out = TensorType { c: view.ty.c, h: 1, w: 1, ..view.ty };
+    let mut t = Task::new(&op.name, Engine::Pe, vec![view], scratch(&out));
+    t.pe = Some(PeOp { mode: red.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.reduce = Some(PeReduce { packed, ..PeReduce::new(red, 1.0) });
+    t.l2_result = Some(standard(stats));
+    t.pe_links = PeLinks { feeds_pe: true, fed_by_pe: false };
+    t
+}
+
+/// Step 2: `(x - m)·log2 e` from x in `src` and the statistics in `stats` into `out`.
+fn subtract(op: &Op, x: Surface, src: L2Region, stats: L2Region, flags: u32, out: L2Region, l: L2Link) -> Task {
+    let mut t = Task::new(&op.name, Engine::Pe, vec![x], scratch(&x.ty));
+    t.pe = Some(PeOp { mode: PE_ADD, negate: true, bias: 0, scale: log2_e(), abs: false });
+    (t.residency, t.l2_source, t.l2_link) = (SourceResidency::Resident, Some(standard(src)), Some(l));
+    t.l2_operand = Some(L2Operand { vector: standard(stats), broadcast: flags });
+    t.l2_result = Some(standard(out));
+    t.pe_links = PeLinks { feeds_pe: false, fed_by_pe: true };
+    t
+}
+
+/// Step 3: 2^t in place through the exp2 table (one table channel per NE the channels
+/// use, at most 16).
+fn exp2(op: &Op, x: Surface, region: L2Region, consts: &mut ConstSection) -> Task {
+    let mut t = Task::new(&op.name, Engine::NePass, vec![x], scratch(&x.ty));
+    let channels = x.ty.c.min(ne_count(x.ty.c));
+    let table = consts.add_table(&activation::table(TableFn::Exp2), channels);
+    t.kernel = vec![table; channels as usize];
+    (t.nonlinear, t.table) = (Nonlinear::Table, Some(TableFn::Exp2));
+    (t.residency, t.l2_source, t.l2_link) =
+        (SourceResidency::Resident, Some(standard(region)), Some(link(false, false, 2)));
+    t.l2_result = Some(standard(region));
+    t
+}
+
+/// Step 5: `r·e` from the statistics (operand 1, broadcast) and e, written to `y`.
+fn normalize(op: &Op, x: Surface, y: Surface, stats: L2Region, e: L2Region, flags: u32, l: L2Link) -> Task {
+    let mut t = Task::new(&op.name, Engine::Pe, vec![x], y);
+    t.pe = Some(PeOp { mode: PE_MUL, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    (t.residency, t.l2_source, t.l2_link) = (SourceResidency::Resident, Some(standard(stats)), Some(l));
+    t.l2_operand = Some(L2Operand { vector: standard(e), broadcast: flags });
+    t.pe_links = PeLinks { feeds_pe: false, fed_by_pe: true };
+    t
+}
