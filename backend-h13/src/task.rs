@@ -207,9 +207,12 @@ pub struct PeReduce {
     pub scale: f32,
     /// The result is written as one row of the view's channels.
     pub packed: bool,
-    /// The reciprocal of the reduced value is taken (PE word 0x22C bit 12: softmax's
-    /// denominator).
-    pub reciprocal: bool,
+    /// What is applied to the scaled result (PE word 0x22C bits 12, 13).
+    pub post: ReducePost,
+    /// Two operands: the first (a statistic, broadcast) is subtracted from the second and
+    /// the difference squared before the reduction (PE word bits 16 and 4: layer_norm's
+    /// variance, Cfg 0x61); with one operand, each element is squared.
+    pub centered: bool,
     /// The view splits one row into several (reduce_mean over a 512-wide row as 4 x 128):
     /// its rows are read in strips of 64 values.
     pub split: bool,
@@ -218,8 +221,23 @@ pub struct PeReduce {
 impl PeReduce {
     /// A reduction applying `op` then `scale`, written one value per channel.
     pub fn new(op: ReduceOp, scale: f32) -> PeReduce {
-        PeReduce { op, scale, packed: false, reciprocal: false, split: false }
+        PeReduce { op, scale, packed: false, post: ReducePost::None, centered: false, split: false }
     }
+}
+
+/// The post-op of a planar-engine reduction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReducePost {
+    /// The scaled result as it is.
+    None,
+    /// Its reciprocal (softmax's denominator, word bit 12).
+    Reciprocal,
+    /// `1 / sqrt(result + eps)`, eps the fp16 bits in word 0x234's low half (layer_norm's
+    /// rstd, word bit 13).
+    Rsqrt {
+        /// fp16 bits of epsilon.
+        eps: u16,
+    },
 }
 
 /// How a task's L2 source follows the tasks before it: the L2.SourceCfg bits a task
@@ -235,6 +253,20 @@ pub struct L2Link {
     pub planar_result: bool,
     /// Dependent (2 bits).
     pub dependent: u8,
+}
+
+/// Whether the tile DMA's source is read again from memory by a later task of the same
+/// op (its cache hints: TileDMASrc.DMAConfig).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum DramReuse {
+    /// Read once (hints 2 / 0xE / 0xC).
+    #[default]
+    Once,
+    /// A later task reads it again: keep it cached (CacheHint and NoReuse 0xE; layer_norm
+    /// over C, H and W, whose last step loads x again).
+    ReadAgain,
+    /// The last of several reads (CacheHint 0xC).
+    LastRead,
 }
 
 /// How a planar-engine task is linked to other planar-engine tasks (NE.KernelCfg bits
@@ -373,6 +405,8 @@ pub struct Task {
     pub l2_link: Option<L2Link>,
     /// Links to other planar-engine tasks.
     pub pe_links: PeLinks,
+    /// Whether a later task reads the first source from memory again.
+    pub dram_reuse: DramReuse,
     /// The planar engine reduces its view (the first source's type) to one value per
     /// channel.
     pub reduce: Option<PeReduce>,
@@ -408,6 +442,7 @@ impl Task {
             l2_source: None,
             l2_link: None,
             pe_links: PeLinks::default(),
+            dram_reuse: DramReuse::Once,
             reduce: None,
             channel_max: false,
         }

@@ -6,12 +6,30 @@ use crate::task::{Engine, L2Form, SourceResidency, Task};
 use crate::td::TdImage;
 use anec_ir::DType;
 
+/// The rows a task's tile holds: all of its output's, except that a one-operand reduction
+/// kept in L2 over more than 32 narrow rows (at most 8 wide) takes 32 at a time
+/// (layer_norm's mean over 64, 256 and 512 rows; its two-operand variance keeps them all).
+fn tile_height(t: &Task) -> u32 {
+    let view = t.out_view();
+    let narrow = t.reduce.is_some() && t.operands() == 1 && t.l2_result.is_some() && view.w <= REDUCE_NARROW_W;
+    if narrow && view.h > REDUCE_TILE_ROWS {
+        REDUCE_TILE_ROWS
+    } else {
+        view.h
+    }
+}
+
+/// Width and rows of the narrow-reduction tile rule.
+const REDUCE_NARROW_W: u32 = 8;
+const REDUCE_TILE_ROWS: u32 = 32;
+
 /// Word 0x158 of a reduction whose per-channel results go along W of one row (the
 /// keep_dims = false `[1, C]` result of `reduce_probe_sum_ax2_3_1x64x8x8_flat`).
 const PACKED_RESULT: u32 = 0x400;
 /// Common.Cfg bits 4..6 of a planar-engine reduction: mode 5 (0x51 in every reduction of
 /// the current corpus).
 const CFG_REDUCE: u32 = 5 << 4;
+const CFG_REDUCE_TWO: u32 = 6 << 4;
 
 /// Unnamed word 0x148, 0x2041 in every Apple program (the seeds' "kernel-common record").
 const WORD_148: u32 = 0x2041;
@@ -43,7 +61,7 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     encode_dims(td, t)?;
     encode_conv(td, t)?;
     td.set_unnamed(0x148, WORD_148)?;
-    td.set("Common.TileCfg.TileHeight", u64::from(t.out_view().h))?;
+    td.set("Common.TileCfg.TileHeight", u64::from(tile_height(t)))?;
     if t.engine == Engine::Pe {
         td.set_unnamed(0x154, pe_tile(t))?;
     }
@@ -211,7 +229,9 @@ pub fn conv_schedule(t: &Task) -> (bool, [u64; 3]) {
 /// the DMA, 0x41 three).
 fn pe_cfg_bits(t: &Task) -> u32 {
     if t.reduce.is_some() {
-        return CFG_UNNAMED | CFG_REDUCE;
+        // One operand: mode 5 (0x51); a second from L2: mode 6 (0x61, layer_norm's variance).
+        let mode = if t.operands() > 1 { CFG_REDUCE_TWO } else { CFG_REDUCE };
+        return CFG_UNNAMED | mode;
     }
     let dma = if t.sources.len() > 1 { CFG_SECOND_FROM_DMA } else { 0 };
     CFG_UNNAMED | dma | ((t.operands() + 1) << 4)

@@ -98,7 +98,7 @@ pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) 
 /// The source region of a planar-engine reduction over `c` channels (depth slices
 /// included): rows rounded up to 0x20 bytes, 0x20 more when that is a multiple of 0x400
 /// (every reduction of the current corpus); a split row's channels of at most 0x80 bytes.
-fn reduce_region(c: u32, s: &Surface, base: u64, split: bool) -> L2Region {
+pub(crate) fn reduce_region(c: u32, s: &Surface, base: u64, split: bool) -> L2Region {
     let cap = if split { REDUCE_CHANNEL_CAP } else { u64::MAX };
     let plane = L2Region::unpadded_row(c, s.ty.w, s.ty.dtype, cap);
     let row = round_up(plane, REDUCE_ROW_ALIGN);
@@ -133,13 +133,16 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     encode_source_cfg(td, t)?;
     let mut end = match (t.l2_source, t.residency) {
         (Some(v), SourceResidency::Resident) => encode_source_in_place(td, t, &v.region)?,
-        (Some(v), _) => encode_loaded_region(td, &v.region)?,
+        (Some(v), _) => encode_loaded_region(td, &v.region, src.ty.d)?,
         (None, _) => encode_source(td, t, src, gen)?,
     };
     if let Some(o) = t.l2_operand {
         // The second operand where the previous task left it (its plane2 word stays 0).
         let r2 = o.vector.region;
-        for (offset, bytes) in [(0x1FC, r2.base), (0x200, r2.channel), (0x204, r2.row), (0x208, r2.plane)] {
+        // A reduction's view with depth slices: one slice's plane (as word 0x1F4).
+        let slices = if t.reduce.is_some() { u64::from(src.ty.d.max(1)) } else { 1 };
+        let plane = r2.plane / slices;
+        for (offset, bytes) in [(0x1FC, r2.base), (0x200, r2.channel), (0x204, r2.row), (0x208, plane)] {
             set_unnamed_units(td, offset, bytes, 4, 17)?;
         }
         end = end.max(r2.end());
@@ -193,11 +196,12 @@ fn encode_source_in_place(td: &mut TdImage, t: &Task, r: &L2Region) -> Result<u6
 
 /// The words of a source the tile DMA loads into a region the recipe chose (softmax keeps
 /// x where its last task will write the result); the end of the region.
-fn encode_loaded_region(td: &mut TdImage, r: &L2Region) -> Result<u64, BackendError> {
+fn encode_loaded_region(td: &mut TdImage, r: &L2Region, depth: u32) -> Result<u64, BackendError> {
     td.set("L2.SourceBase.Addr", r.base >> 4)?;
     super::set_units(td, "L2.SourceChannelStride.Stride", r.channel, 16)?;
     super::set_units(td, "L2.SourceRowStride.Stride", r.row, 16)?;
-    set_unnamed_units(td, 0x1F4, r.plane, 4, 17)?;
+    // One depth slice of a row, then the whole row (a reduction's view with D > 1).
+    set_unnamed_units(td, 0x1F4, r.plane / u64::from(depth.max(1)), 4, 17)?;
     set_unnamed_units(td, 0x1F8, r.plane, 4, 17)?;
     Ok(r.end())
 }
@@ -207,6 +211,11 @@ fn encode_loaded_region(td: &mut TdImage, r: &L2Region) -> Result<u64, BackendEr
 /// split convolution of the current corpus: 0x500171, then 0x100).
 fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     if let Some(link) = t.l2_link {
+        if t.residency != SourceResidency::Resident {
+            // Loaded again from memory, after a planar-engine task (layer_norm's last step).
+            td.set("L2.SourceCfg.DMAFmt", 1)?;
+            td.set("L2.SourceCfg.SourceType", if t.residency == SourceResidency::Load { 2 } else { 1 })?;
+        }
         let bits = [
             ("AliasConvSrc", link.conv_src),
             ("AliasConvRslt", link.conv_result),
@@ -291,8 +300,12 @@ fn encode_reduce_result(td: &mut TdImage, t: &Task, kept: bool) -> Result<(), Ba
         (false, true) => group,
         _ => 0,
     };
+    // Kept for one group: the row the recipe's region gives, if longer (the two-row
+    // [mean; rstd] of layer_norm: 0x10 -> 0x20).
+    let kept_row = t.l2_result.map_or(0, |v| v.region.row);
+    let row = if kept && groups == 1 { group.max(kept_row) } else { group * groups };
     super::set_units(td, "L2.ConvResultChannelStride.Stride", line, 16)?;
-    super::set_units(td, "L2.ConvResultRowStride.Stride", group * groups, 16)?;
+    super::set_units(td, "L2.ConvResultRowStride.Stride", row, 16)?;
     set_unnamed_units(td, 0x220, group, 4, 17)?;
     set_unnamed_units(td, 0x224, second, 4, 17)
 }

@@ -5,7 +5,7 @@ use super::common::fmt_code;
 use super::set_units;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::{SourceResidency, Surface, Task};
+use crate::task::{DramReuse, SourceResidency, Surface, Task};
 use crate::td::TdImage;
 
 /// Unnamed source-2 DMA configuration word (0x170): cache hints only when there is one
@@ -41,9 +41,14 @@ pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
         td.set("TileDMASrc.Fmt.Interleave", 1)?;
     } else {
         td.set("TileDMASrc.DMAConfig.En", 1)?;
-        td.set("TileDMASrc.DMAConfig.CacheHint", 2)?;
+        let (hint, no_reuse) = match t.dram_reuse {
+            DramReuse::Once => (2, 0xC),
+            DramReuse::ReadAgain => (0xE, 0xE),
+            DramReuse::LastRead => (0xC, 0xC),
+        };
+        td.set("TileDMASrc.DMAConfig.CacheHint", hint)?;
         td.set("TileDMASrc.DMAConfig.CacheHintReuse", 0xE)?;
-        td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", 0xC)?;
+        td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", no_reuse)?;
         // The first element's offset in its buffer (a constant's place in `__const`).
         set_units(td, "TileDMASrc.BaseAddr.Addr", src.offset, 64)?;
         set_layout(td, "TileDMASrc", SRC_STRIDES, src)?;

@@ -9,12 +9,16 @@
 //! - `reduction`: sum, mean, max and min over axes, on the planar engine;
 //! - `softmax`: the five-step plan through L2 (maximum, subtract, exp2, denominator,
 //!   normalize);
+//! - `normalization`: layer_norm as mean, rstd and a ternary normalize through L2;
+//! - `l2_chain`: the regions, links and checks those multi-task recipes share;
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
 mod conv;
 mod elementwise;
+mod l2_chain;
 pub mod l2_pair;
 mod neuron;
+mod normalization;
 
 pub use neuron::table_fn as neuron_table;
 mod pool;
@@ -130,6 +134,7 @@ pub fn lower(
         OpCode::Conv => return conv::lower_conv(m, op, goc, bufs, dest, consts, gen),
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
         OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(op, bufs, dest, consts),
+        OpCode::LayerNorm if goc.is_none() => return normalization::lower_layer_norm(op, bufs, dest),
         _ => {}
     }
     let mut t = lower_one(m, op, dest, bufs, consts, gen)?;
@@ -158,7 +163,7 @@ fn lower_one(
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 7] = [
+pub const LOWERED: [OpCode; 8] = [
     OpCode::Conv,
     OpCode::Pooling,
     OpCode::Neuron,
@@ -166,6 +171,7 @@ pub const LOWERED: [OpCode; 7] = [
     OpCode::ScaledElementwise,
     OpCode::Reduction,
     OpCode::Softmax,
+    OpCode::LayerNorm,
 ];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an

@@ -125,7 +125,7 @@ fn channel_max(op: &Op, x: Surface, dest: Surface) -> Task {
 const ONE_F16: u16 = 0x3C00;
 
 /// Anec axis indices (N 0, C 1, D 2, H 3, W 4) of the op's `axes`.
-fn axes(op: &Op) -> Result<Vec<usize>, BackendError> {
+pub(super) fn axes(op: &Op) -> Result<Vec<usize>, BackendError> {
     const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
     let Some(Attr::Array(items)) = op.attr("axes") else {
         return Err(BackendError::Internal(format!("verified reduction '{}' lacks `axes`", op.name)));
@@ -137,7 +137,7 @@ fn axes(op: &Op) -> Result<Vec<usize>, BackendError> {
 }
 
 /// The number of elements each result combines.
-fn reduced_elements(ty: &TensorType, axes: &[usize]) -> u64 {
+pub(super) fn reduced_elements(ty: &TensorType, axes: &[usize]) -> u64 {
     let dims = [ty.n, ty.c, ty.d, ty.h, ty.w];
     axes.iter().map(|&a| u64::from(dims[a])).product()
 }
@@ -150,7 +150,7 @@ const SPLIT_ROWS: u32 = 4;
 
 /// The view of `x` and the reading of `dest` the task uses, or why the engine has no
 /// one-task plan for these axes.
-fn plan(op: &Op, x: &Surface, dest: &Surface, axes: &[usize]) -> Result<(Surface, Surface), BackendError> {
+pub(super) fn plan(op: &Op, x: &Surface, dest: &Surface, axes: &[usize]) -> Result<(Surface, Surface), BackendError> {
     let (c, h, w) = (x.ty.c, x.ty.h, x.ty.w);
     if x.ty.n > 1 || x.ty.d > 1 {
         return Err(unsupported(

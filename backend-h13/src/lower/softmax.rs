@@ -16,15 +16,18 @@
 //! are those of Apple's records (fitted, `softmax.md` §5).
 
 use super::attr;
+use super::l2_chain::{
+    check_fits, link, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_W, OPERAND1_PACKED, OPERAND2_ALONG_W,
+    OPERAND2_PACKED,
+};
 use crate::activation::{self, TableFn};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::encode::ne_count;
 use crate::error::BackendError;
-use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
+use crate::layout::{round_up, L2Region, L2_GRANULE};
 use crate::task::{
-    Engine, L2Form, L2Link, L2Operand, L2Vector, Nonlinear, PeLinks, PeOp, PeReduce, ReduceOp, SourceResidency,
-    Surface, Task,
+    Engine, L2Link, L2Operand, Nonlinear, PeLinks, PeOp, PeReduce, ReduceOp, ReducePost, SourceResidency, Surface, Task,
 };
 use crate::window::unsupported;
 use anec_ir::{Op, TensorType};
@@ -52,42 +55,18 @@ pub(super) fn lower_softmax(
             return Err(unsupported(op, &reason));
         }
     };
-    check_fits(op, &plan)?;
+    check_fits(op, &plan, "softmax")?;
     Ok(plan)
-}
-
-/// The L2 of the H13 (1 MiB).
-const L2_BYTES: u64 = 1 << 20;
-
-/// Every region the plan uses must lie in L2.
-fn check_fits(op: &Op, tasks: &[Task]) -> Result<(), BackendError> {
-    let regions = tasks.iter().flat_map(|t| {
-        [t.l2_source, t.l2_result, t.l2_operand.map(|o| o.vector)].into_iter().flatten().map(|v| v.region.end())
-    });
-    match regions.max() {
-        Some(end) if end > L2_BYTES => Err(unsupported(
-            op,
-            &format!("softmax needs {end:#x} bytes of L2, more than the {L2_BYTES:#x} the engine has (no tiling yet)"),
-        )),
-        _ => Ok(()),
-    }
 }
 
 /// log2 e in fp16: the subtract's scale.
 fn log2_e() -> u16 {
     f16::from_f64(std::f64::consts::LOG2_E).to_bits()
 }
-/// fp16 1.0.
-const ONE_F16: u16 = 0x3C00;
+
 /// PE op codes of the elementwise steps.
 const PE_ADD: u32 = 0;
 const PE_MUL: u32 = 1;
-/// Word 0x158: operand 1 broadcast along W; operand 2 broadcast along W; operand 1 / 2 a
-/// packed vector of one value per channel.
-const OPERAND1_ALONG_W: u32 = 0x1;
-const OPERAND2_ALONG_W: u32 = 0x10;
-const OPERAND1_PACKED: u32 = 0x100;
-const OPERAND2_PACKED: u32 = 0x200;
 
 /// Softmax over W of a `C x 1 x W` tensor: five tasks.
 fn row_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<Task> {
@@ -103,7 +82,7 @@ fn row_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<T
     let sub = subtract(op, x, kept, stats, OPERAND2_ALONG_W | packed2, work, link(false, true, 0));
     let exp = exp2(op, x, work, consts);
     let mut sum = reduction(op, x, ReduceOp::Sum, packed, 1, stats);
-    sum.reduce = sum.reduce.map(|r| PeReduce { reciprocal: true, ..r });
+    sum.reduce = sum.reduce.map(|r| PeReduce { post: ReducePost::Reciprocal, ..r });
     (sum.residency, sum.l2_source, sum.l2_link) =
         (SourceResidency::Resident, Some(standard(work)), Some(link(false, true, 1)));
     let mul = normalize(op, x, y, stats, work, OPERAND1_ALONG_W | packed1, link(false, false, 2));
@@ -135,34 +114,11 @@ fn rows_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<
     let sub = subtract(op, x, copied, stats_at(work.end()), OPERAND2_ALONG_W, work, link(false, true, 0));
     let exp = exp2(op, x, work, consts);
     let mut sum = reduction(op, x, ReduceOp::Sum, false, groups, stats_at(0));
-    sum.reduce = sum.reduce.map(|r| PeReduce { reciprocal: true, ..r });
+    sum.reduce = sum.reduce.map(|r| PeReduce { post: ReducePost::Reciprocal, ..r });
     (sum.residency, sum.l2_source, sum.l2_link) =
         (SourceResidency::Resident, Some(standard(work)), Some(link(true, false, 0)));
     let mul = normalize(op, x, y, stats_at(0), work, OPERAND1_ALONG_W, link(false, true, 0));
     vec![copy, max, sub, exp, sum, mul]
-}
-
-/// A region in the standard layout.
-fn standard(region: L2Region) -> L2Vector {
-    L2Vector { form: L2Form::Standard, region }
-}
-
-/// L2.SourceCfg link bits.
-fn link(conv_result: bool, planar_result: bool, dependent: u8) -> L2Link {
-    L2Link { conv_src: false, conv_result, planar_result, dependent }
-}
-
-/// A scratch surface of `ty` (a result that stays in L2).
-fn scratch(ty: &TensorType) -> Surface {
-    Surface { bar: 0, ty: *ty, strides: Strides::of(ty, &Default::default()), offset: 0 }
-}
-
-/// x's layout in L2 at `base`: rows of C channels of W values; with several rows, 0x20 of
-/// padding after a row that fills whole 0x400 banks (the planar engine's rule).
-fn x_region(base: u64, ty: &TensorType, rows: bool) -> L2Region {
-    let plane = L2Region::unpadded_row(ty.c, ty.w, ty.dtype, u64::MAX);
-    let pad = if rows && plane.is_multiple_of(0x400) { 0x20 } else { 0 };
-    L2Region::new(base, ty.c, ty.h, ty.w, ty.dtype, u64::MAX, pad)
 }
 
 /// The statistics (one value per line, `lines` per group, `groups` groups) as their

@@ -1,0 +1,162 @@
+//! `anec.layer_norm` as Apple's current compiler runs it on H13
+//! (`docs/rationale/current-compiler/normalization.md`): three planar-engine steps, the
+//! statistics kept in L2 as two rows `[mean; rstd]`, no lookup table:
+//! 1. `mean`: a sum reduction scaled by 1/N;
+//! 2. `rstd`: a two-operand reduction (Cfg 0x61) that subtracts the mean (operand 1,
+//!    broadcast) from x, squares, sums, scales by 1/N, adds epsilon and takes the
+//!    reciprocal square root;
+//! 3. `normalize`: `(x - mean) * rstd`, a ternary planar-engine task reading the two rows as
+//!    operands 2 and 3, written to memory.
+//!
+//! Over W of one row (or of one channel's rows, read as channels: `row_plan`) x is loaded
+//! once by step 1 and kept after the statistics; over C, H and W together (`volume_plan`)
+//! steps 1 and 2 read x as one channel with its rows as depth slices and step 3 loads it
+//! again in its own layout. Other axis sets, and gamma/beta, are refused with the reason.
+
+use super::l2_chain::{
+    check_fits, link, read_in_place, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_D, OPERAND1_ALONG_H,
+    OPERAND1_ALONG_W, OPERAND1_PACKED, OPERAND2_ALONG_C, OPERAND2_PACKED,
+};
+use super::{attr, reduction};
+use crate::buffers::Buffers;
+use crate::encode::l2::reduce_region;
+use crate::error::BackendError;
+use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
+use crate::task::{
+    DramReuse, Engine, L2Form, L2Operand, L2Vector, PeLinks, PeOp, PeReduce, ReduceOp, ReducePost, SourceResidency,
+    Surface, Task,
+};
+use crate::window::unsupported;
+use anec_ir::{Op, TensorType};
+use half::f16;
+
+/// Lowers a layer_norm to its tasks.
+pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec<Task>, BackendError> {
+    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    if op.attr("gamma").is_some() || op.attr("beta").is_some() {
+        return Err(unsupported(op, "layer_norm with gamma or beta (only the plain normalization is planned yet)"));
+    }
+    let axes = reduction::axes(op)?;
+    let eps = f16::from_f64(attr(op, "epsilon")?.as_float().unwrap_or(0.0)).to_bits();
+    let n = reduction::reduced_elements(&x.ty, &axes);
+    let ty = x.ty;
+    let tasks = match axes.as_slice() {
+        _ if ty.n > 1 || ty.d > 1 => None,
+        [4] if ty.h == 1 || ty.c == 1 => Some(row_plan(op, x, dest, n, eps)),
+        [1, 3, 4] => Some(volume_plan(op, x, dest, &axes, n, eps)?),
+        _ => None,
+    };
+    let Some(tasks) = tasks else {
+        let reason = format!(
+            "layer_norm over these axes of a {}x{}x{}x{} tensor: planned over the width of one row (or of one \
+             channel) and over channel, height and width together, for one batch",
+            ty.n, ty.c, ty.h, ty.w
+        );
+        return Err(unsupported(op, &reason));
+    };
+    check_fits(op, &tasks, "layer_norm")?;
+    Ok(tasks)
+}
+
+/// The two rows `[mean; rstd]` of `lines` statistics at 0: one packed row each, at least
+/// 0x20 apart (a scalar or up to 8 values: 0x10 of data and 0x10 of padding).
+fn stat_rows(lines: u32) -> L2Region {
+    let channel = round_up(u64::from(lines) * 2, L2_GRANULE);
+    let row = channel.max(2 * L2_GRANULE);
+    L2Region { base: 0, channel, row, plane: channel, size: 2 * row }
+}
+
+/// Row `i` (0 the mean, 1 rstd) of the statistics.
+fn stat_row(rows: &L2Region, i: u64) -> L2Region {
+    L2Region { base: rows.base + i * rows.row, size: rows.row, ..*rows }
+}
+
+/// Over W of a `C x 1 x W` tensor, or of a `1 x H x W` one whose rows are read as channels.
+fn row_plan(op: &Op, x: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
+    let view = rows_as_channels(&x);
+    let lines = view.ty.c;
+    let packed = lines > 1;
+    let rows = stat_rows(lines);
+    let kept = x_region(rows.size, &view.ty, false);
+    let mut mean = statistic(op, view, stat_row(&rows, 0), n, packed);
+    (mean.residency, mean.l2_source) = (SourceResidency::LoadAndKeep, Some(standard(kept)));
+    let op1 = OPERAND1_ALONG_W | if packed { OPERAND1_PACKED } else { 0 };
+    let rstd = deviation(op, view, &rows, kept, op1, n, eps, packed);
+    let mut out = normalize(op, view, rows_as_channels(&y), &rows, if packed { OPERAND2_PACKED } else { 0 });
+    read_in_place(&mut out, kept, link(false, true, 0));
+    vec![mean, rstd, out]
+}
+
+/// Over C, H and W of a `C x H x W` tensor: the mean and rstd read x as one channel (its
+/// channels as rows, its rows as depth slices); the last step loads x again.
+fn volume_plan(op: &Op, x: Surface, y: Surface, axes: &[usize], n: u64, eps: u16) -> Result<Vec<Task>, BackendError> {
+    let _ = axes;
+    let s = x.strides;
+    let ty = TensorType { c: 1, d: x.ty.h, h: x.ty.c, ..x.ty };
+    let view = Surface { ty, strides: Strides { row: s.plane, plane: s.depth, depth: s.row, ..s }, ..x };
+    let rows = stat_rows(1);
+    let kept = reduce_region(view.ty.c * view.ty.d.max(1), &view, rows.size, false);
+    let mut mean = statistic(op, view, stat_row(&rows, 0), n, false);
+    (mean.residency, mean.l2_source) = (SourceResidency::LoadAndKeep, Some(standard(kept)));
+    mean.dram_reuse = DramReuse::ReadAgain;
+    let v = view.ty;
+    let flag = |on: bool, bit: u32| if on { bit } else { 0 };
+    let op1 = flag(v.w > 1, OPERAND1_ALONG_W) | flag(v.h > 1, OPERAND1_ALONG_H) | flag(v.d > 1, OPERAND1_ALONG_D);
+    let rstd = deviation(op, view, &rows, kept, op1, n, eps, false);
+    let mut out = normalize(op, x, y, &rows, if x.ty.c > 1 { OPERAND2_ALONG_C } else { 0 });
+    (out.l2_link, out.dram_reuse) = (Some(link(false, true, 0)), DramReuse::LastRead);
+    Ok(vec![mean, rstd, out])
+}
+
+/// x itself, or, with one channel of several rows, its rows as channels.
+fn rows_as_channels(x: &Surface) -> Surface {
+    if x.ty.c == 1 && x.ty.h > 1 {
+        let ty = TensorType { c: x.ty.h, h: 1, ..x.ty };
+        let strides = Strides { plane: x.strides.row, depth: x.strides.row * u64::from(x.ty.h), ..x.strides };
+        return Surface { ty, strides, ..*x };
+    }
+    *x
+}
+
+/// A reduction step over `view` kept at `at`, one value per channel (packed into a row
+/// when `packed`), scaled by 1/n.
+fn statistic(op: &Op, view: Surface, at: L2Region, n: u64, packed: bool) -> Task {
+    let out = TensorType { h: 1, w: 1, d: 1, ..view.ty };
+    let mut t = Task::new(&op.name, Engine::Pe, vec![view], scratch(&out));
+    t.pe = Some(PeOp { mode: ReduceOp::Sum.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.reduce = Some(PeReduce { packed, ..PeReduce::new(ReduceOp::Sum, 1.0 / n as f32) });
+    t.l2_result = Some(standard(at));
+    t.pe_links = PeLinks { feeds_pe: true, fed_by_pe: false };
+    t
+}
+
+/// Step 2: rstd = rsqrt(Σ (x - mean)² / n + eps), the mean (row 0, operand 1, broadcast
+/// by `op1`) read from L2 with x (`kept`) as operand 2; written to row 1.
+#[allow(clippy::too_many_arguments)]
+fn deviation(
+    op: &Op,
+    view: Surface,
+    rows: &L2Region,
+    kept: L2Region,
+    op1: u32,
+    n: u64,
+    eps: u16,
+    packed: bool,
+) -> Task {
+    let mut t = statistic(op, view, stat_row(rows, 1), n, packed);
+    t.reduce = t.reduce.map(|r| PeReduce { centered: true, post: ReducePost::Rsqrt { eps }, ..r });
+    read_in_place(&mut t, stat_row(rows, 0), link(false, true, 0));
+    t.l2_operand = Some(L2Operand { vector: standard(kept), broadcast: op1 });
+    t.pe_links = PeLinks { feeds_pe: true, fed_by_pe: true };
+    t
+}
+
+/// Step 3: `(x - mean) * rstd` with the two statistic rows as operands 2 and 3, to `y`.
+fn normalize(op: &Op, view: Surface, y: Surface, rows: &L2Region, flags: u32) -> Task {
+    let mut t = Task::new(&op.name, Engine::Pe, vec![view], y);
+    t.pe = Some(PeOp { mode: 0, negate: true, bias: 0, scale: ONE_F16, abs: false });
+    let vector = L2Vector { form: L2Form::Rows, region: *rows };
+    t.l2_operand = Some(L2Operand { vector, broadcast: flags });
+    t.pe_links = PeLinks { feeds_pe: false, fed_by_pe: true };
+    t
+}
