@@ -158,6 +158,7 @@ pub fn bind(
         b.tensors.push(t);
         b.surfaces.insert(p.value, s);
     }
+    bind_output_views(m, &mut b)?;
     bind_intermediates(m, groups, &mut b, next_bar, intermediate_bars(order))?;
     b.state_order = state_order(&b.tensors, m.inputs.len());
     Ok(b)
@@ -172,6 +173,12 @@ fn bind_intermediates(
 ) -> Result<(), BackendError> {
     let mut reserved = reserved.iter();
     for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
+        if let Some((&r, view)) = op.results.first().zip(reshape_view(m, op, b)?) {
+            if !b.surfaces.contains_key(&r) {
+                b.surfaces.insert(r, view);
+            }
+            continue;
+        }
         for &r in &op.results {
             if b.surfaces.contains_key(&r) || b.kept.contains_key(&r) {
                 continue;
@@ -189,6 +196,68 @@ fn bind_intermediates(
         }
     }
     Ok(())
+}
+
+/// The surface of a reshape's result as a view of its operand's buffer (no task), if the
+/// op is a reshape whose operand is bound: the same bytes read in the new shape.
+fn reshape_view(m: &Module, op: &anec_ir::Op, b: &Buffers) -> Result<Option<Surface>, BackendError> {
+    if op.opcode != anec_ir::OpCode::Reshape {
+        return Ok(None);
+    }
+    let (Some(&x), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(None) };
+    let Some(ty) = m.ty(r) else { return Ok(None) };
+    let Some(src) = b.surfaces.get(&x) else {
+        return Err(BackendError::Unsupported {
+            line: op.loc.line,
+            layer: op.name.clone(),
+            op: op.opcode.to_string(),
+            reason: "a reshape of a value kept in L2 between two tasks (a view needs the value in memory)".into(),
+        });
+    };
+    view(src, *ty).map(Some).ok_or_else(|| not_a_view(op, &src.ty, ty))
+}
+
+/// Binds the operand of a reshape whose result is a module output to a view of the output
+/// buffer (the producer writes the output directly).
+fn bind_output_views(m: &Module, b: &mut Buffers) -> Result<(), BackendError> {
+    for op in m.ops.iter().filter(|op| op.opcode == anec_ir::OpCode::Reshape) {
+        let (Some(&x), Some(&r)) = (op.operands.first(), op.results.first()) else { continue };
+        let is_input = m.inputs.iter().any(|p| p.value == x);
+        let (Some(out), Some(ty)) = (b.surfaces.get(&r).copied(), m.ty(x)) else { continue };
+        if is_input || b.surfaces.contains_key(&x) {
+            continue;
+        }
+        let s = view(&out, *ty).ok_or_else(|| not_a_view(op, &out.ty, ty))?;
+        b.surfaces.insert(x, s);
+    }
+    Ok(())
+}
+
+/// `s`'s bytes read as `ty`, when the element order and every row's place agree: the same
+/// row width, or rows without padding on both sides; and `s` packs its rows, planes and
+/// depth slices one after the other (the default layout).
+pub fn view(s: &Surface, ty: anec_ir::TensorType) -> Option<Surface> {
+    let elems = |t: &anec_ir::TensorType| [t.n, t.c, t.d, t.h, t.w].iter().map(|&v| u64::from(v)).product::<u64>();
+    let dense_rows = |t: &anec_ir::TensorType| (u64::from(t.w) * t.dtype.size() as u64).is_multiple_of(64);
+    let st = s.strides;
+    let uniform = st.plane == st.row * u64::from(s.ty.h)
+        && st.depth == st.plane * u64::from(s.ty.c)
+        && (s.ty.n <= 1 || st.batch == st.depth * u64::from(s.ty.d));
+    let rows_agree = s.ty.w == ty.w || (dense_rows(&s.ty) && dense_rows(&ty));
+    let ok = elems(&s.ty) == elems(&ty) && s.ty.dtype == ty.dtype && uniform && rows_agree;
+    ok.then(|| Surface { ty, strides: Strides::of(&ty, &Layout::default()), ..*s })
+}
+
+fn not_a_view(op: &anec_ir::Op, from: &anec_ir::TensorType, to: &anec_ir::TensorType) -> BackendError {
+    BackendError::Unsupported {
+        line: op.loc.line,
+        layer: op.name.clone(),
+        op: op.opcode.to_string(),
+        reason: format!(
+            "reshape {from} -> {to} moves rows in memory (a row width changes and a row is not a whole number \
+             of 64 bytes); such a reshape needs a copy task, not supported yet"
+        ),
+    }
 }
 
 fn state_order(tensors: &[BoundTensor], inputs: usize) -> Vec<usize> {

@@ -76,6 +76,10 @@ pub fn lower_group(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
+    if m.ops.get(g.head).is_some_and(|op| op.opcode == OpCode::Reshape) {
+        // A view of its operand's buffer (`buffers::view`): no task.
+        return Ok(Vec::new());
+    }
     if let Some(tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
         return Ok(tasks);
     }
@@ -163,7 +167,7 @@ fn lower_one(
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 8] = [
+pub const LOWERED: [OpCode; 9] = [
     OpCode::Conv,
     OpCode::Pooling,
     OpCode::Neuron,
@@ -172,6 +176,7 @@ pub const LOWERED: [OpCode; 8] = [
     OpCode::Reduction,
     OpCode::Softmax,
     OpCode::LayerNorm,
+    OpCode::Reshape,
 ];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an
