@@ -174,9 +174,7 @@ fn bind_intermediates(
     let mut reserved = reserved.iter();
     for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
         if let Some((&r, view)) = op.results.first().zip(reshape_view(m, op, b)?) {
-            if !b.surfaces.contains_key(&r) {
-                b.surfaces.insert(r, view);
-            }
+            b.surfaces.entry(r).or_insert(view);
             continue;
         }
         for &r in &op.results {
