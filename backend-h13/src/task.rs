@@ -477,10 +477,10 @@ impl Task {
         self.sources.len() as u32 + l2
     }
 
-    /// L2 offset of the first source: after a vector this or the previous task keeps
-    /// at offset 0.
+    /// L2 offset of the first source: after the region this task's result or the previous
+    /// task's vector occupies.
     pub fn l2_base(&self) -> u64 {
-        self.l2_result.or(self.l2_operand.map(|o| o.vector)).map_or(0, |v| v.region.size)
+        self.l2_result.or(self.l2_operand.map(|o| o.vector)).map_or(0, |v| v.region.end())
     }
 
     /// True when the kernel DMA reads anything (weights, a table, channel vectors).

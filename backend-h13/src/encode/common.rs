@@ -23,6 +23,21 @@ fn tile_height(t: &Task) -> u32 {
 const REDUCE_NARROW_W: u32 = 8;
 const REDUCE_TILE_ROWS: u32 = 32;
 
+/// Word 0x158's packing bits of a planar-engine task: its result written packed (a
+/// reduction's per-channel values, or a copy's C values, along W of one row: 0x400); its
+/// first operand a packed row read back as channels (0x100; layer_norm over C).
+fn pe_packing(t: &Task) -> u32 {
+    if t.engine != Engine::Pe {
+        return 0;
+    }
+    let packed_result = t.reduce.is_some_and(|r| r.packed) || t.l2_result.is_some_and(|v| v.form == L2Form::Packed);
+    let packed_source = t.l2_source.is_some_and(|v| v.form == L2Form::Packed);
+    (if packed_result { PACKED_RESULT } else { 0 }) | if packed_source { PACKED_OPERAND1 } else { 0 }
+}
+
+/// Word 0x158: operand 1 is a packed row of one value per channel.
+const PACKED_OPERAND1: u32 = 0x100;
+
 /// Word 0x158 of a reduction whose per-channel results go along W of one row (the
 /// keep_dims = false `[1, C]` result of `reduce_probe_sum_ax2_3_1x64x8x8_flat`).
 const PACKED_RESULT: u32 = 0x400;
@@ -66,9 +81,9 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         td.set_unnamed(0x154, pe_tile(t))?;
     }
     let broadcast = t.l2_operand.map_or(0, |o| o.broadcast);
-    let packed = if t.reduce.is_some_and(|r| r.packed) { PACKED_RESULT } else { 0 };
-    if broadcast | packed != 0 {
-        td.set_unnamed(0x158, broadcast | packed)?;
+    let flags = broadcast | pe_packing(t);
+    if flags != 0 {
+        td.set_unnamed(0x158, flags)?;
     }
     encode_cfg(td, t, gen)?;
     if t.acc_bias.is_some() {
@@ -150,7 +165,7 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     td.set("Common.Cfg.ShMax", max)?;
     td.set("Common.Cfg.ActiveNE", active_ne(t))?;
     td.set("Common.Cfg.AccDoubleBufEn", double_buf)?;
-    let transposed = t.l2_result.is_some_and(|v| v.form.transposes());
+    let transposed = t.engine.uses_ne() && t.l2_result.is_some_and(|v| v.form.transposes());
     td.set_unnamed_bits(0x15C, unnamed | if transposed { CFG_TRANSPOSED_RESULT } else { 0 })
 }
 

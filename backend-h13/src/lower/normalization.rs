@@ -11,7 +11,8 @@
 //! Over W of one row (or of one channel's rows, read as channels: `row_plan`) x is loaded
 //! once by step 1 and kept after the statistics; over C, H and W together (`volume_plan`)
 //! steps 1 and 2 read x as one channel with its rows as depth slices and step 3 loads it
-//! again in its own layout. Other axis sets, and gamma/beta, are refused with the reason.
+//! again in its own layout; over the channels of a vector (`vector_plan`) planar-engine
+//! copies pack it into one row first and unpack the result. Other axis sets, and gamma/beta, are refused with the reason.
 
 use super::l2_chain::{
     check_fits, link, read_in_place, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_D, OPERAND1_ALONG_H,
@@ -44,6 +45,7 @@ pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result
         _ if ty.n > 1 || ty.d > 1 => None,
         [4] if ty.h == 1 || ty.c == 1 => Some(row_plan(op, x, dest, n, eps)),
         [1, 3, 4] => Some(volume_plan(op, x, dest, &axes, n, eps)?),
+        [1] if ty.h == 1 && ty.w == 1 => Some(vector_plan(op, x, dest, n, eps)),
         _ => None,
     };
     let Some(tasks) = tasks else {
@@ -106,6 +108,41 @@ fn volume_plan(op: &Op, x: Surface, y: Surface, axes: &[usize], n: u64, eps: u16
     let mut out = normalize(op, x, y, &rows, if x.ty.c > 1 { OPERAND2_ALONG_C } else { 0 });
     (out.l2_link, out.dram_reuse) = (Some(link(false, true, 0)), DramReuse::LastRead);
     Ok(vec![mean, rstd, out])
+}
+
+/// Over the channels of a `C x 1 x 1` vector: a planar-engine copy packs the C values into
+/// one row, the three steps run on that row (the row plan of one channel, in place), and
+/// a last copy unpacks the row into the C channels of y (five tasks,
+/// `norm_layer_norm_ax1_1x64x1x1`).
+fn vector_plan(op: &Op, x: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
+    let rows = stat_rows(1);
+    let row_ty = TensorType { c: 1, w: x.ty.c, ..x.ty };
+    let row = Surface { ty: row_ty, strides: Strides::of(&row_ty, &Default::default()), ..x };
+    let packed = x_region(rows.size, &row_ty, false);
+    let mut pack = copy(op, x, scratch(&x.ty));
+    pack.l2_result = Some(L2Vector { form: L2Form::Packed, region: packed });
+    pack.pe_links = PeLinks { feeds_pe: true, fed_by_pe: false };
+    let mut mean = statistic(op, row, stat_row(&rows, 0), n, false);
+    read_in_place(&mut mean, packed, link(false, true, 0));
+    mean.pe_links.fed_by_pe = true;
+    let mut rstd = deviation(op, row, &rows, packed, OPERAND1_ALONG_W, n, eps, false);
+    rstd.l2_link = Some(link(false, false, 2));
+    let mut out = normalize(op, row, scratch(&row_ty), &rows, OPERAND2_PACKED);
+    read_in_place(&mut out, packed, link(false, true, 0));
+    out.l2_result = Some(standard(packed));
+    out.pe_links.feeds_pe = true;
+    let mut unpack = copy(op, x, y);
+    read_in_place(&mut unpack, packed, link(false, true, 0));
+    unpack.l2_source = Some(L2Vector { form: L2Form::Packed, region: packed });
+    unpack.pe_links = PeLinks { feeds_pe: false, fed_by_pe: true };
+    vec![pack, mean, rstd, out, unpack]
+}
+
+/// A planar-engine copy of `view` (the one-operand identity, Cfg 0x21) into `out`.
+fn copy(op: &Op, view: Surface, out: Surface) -> Task {
+    let mut t = Task::new(&op.name, Engine::Pe, vec![view], out);
+    t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t
 }
 
 /// x itself, or, with one channel of several rows, its rows as channels.
