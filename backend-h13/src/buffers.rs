@@ -75,6 +75,9 @@ pub struct Buffers {
     pub surfaces: BTreeMap<ValueId, Surface>,
     /// Values that stay in L2 between two tasks (no buffer), with their layout there.
     pub kept: BTreeMap<ValueId, L2Form>,
+    /// Scratch surfaces by layer: memory a recipe declares between two of its tasks whose
+    /// data stays in L2 (Apple's dependency token, BAR 3).
+    pub scratch: BTreeMap<String, Surface>,
     /// Order of the per-tensor thread states (indices into `tensors`): inputs sorted by
     /// name, then outputs and intermediates in segment order. Apple's sum.hwx binds
     /// `image2, image` (the Inputs order) but writes the states as `image, image2`.
@@ -97,6 +100,17 @@ fn bound(
     bar: usize,
 ) -> Result<(BoundTensor, Surface), BackendError> {
     let ty = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
+    bound_type(name, ty, layout, role, bar)
+}
+
+/// A bound tensor of `ty` in BAR `bar` and its surface.
+fn bound_type(
+    name: &str,
+    ty: anec_ir::TensorType,
+    layout: &Layout,
+    role: TensorRole,
+    bar: usize,
+) -> Result<(BoundTensor, Surface), BackendError> {
     let Some(code) = dtype_code(ty.dtype) else {
         return Err(BackendError::Unsupported {
             line: 0,
@@ -136,6 +150,7 @@ pub fn bind(
     groups: &[Group],
     order: BarOrder,
     kept: &BTreeMap<ValueId, L2Form>,
+    scratch: &BTreeMap<String, anec_ir::TensorType>,
 ) -> Result<Buffers, BackendError> {
     let mut b = Buffers { kept: kept.clone(), ..Buffers::default() };
     let (in_bars, out_bars) = io_bars(m, order);
@@ -159,7 +174,19 @@ pub fn bind(
         b.surfaces.insert(p.value, s);
     }
     bind_output_views(m, &mut b)?;
-    bind_intermediates(m, groups, &mut b, next_bar, intermediate_bars(order))?;
+    let mut reserved = intermediate_bars(order).iter().copied();
+    let mut next_bar = next_bar;
+    for (layer, ty) in scratch {
+        let bar = reserved.next().unwrap_or_else(|| {
+            next_bar += 1;
+            next_bar - 1
+        });
+        let (t, s) = bound_type(&format!("{layer}@scratch"), *ty, &Layout::default(), TensorRole::Intermediate, bar)?;
+        b.tensors.push(t);
+        b.scratch.insert(layer.clone(), s);
+    }
+    let rest: Vec<usize> = reserved.collect();
+    bind_intermediates(m, groups, &mut b, next_bar, &rest)?;
     b.state_order = state_order(&b.tensors, m.inputs.len());
     Ok(b)
 }

@@ -40,7 +40,8 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         1 => return Err(unplaceable.remove(0)),
         _ => return Err(BackendError::Several(unplaceable)),
     }
-    let bufs = buffers::bind(m, &groups, gen.bars, &plan.kept)?;
+    let scratch = if gen.l2_staging { lower::scratch_needs(m) } else { Default::default() };
+    let bufs = buffers::bind(m, &groups, gen.bars, &plan.kept, &scratch)?;
     let mut consts = ConstSection::default();
     let tasks = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data())?;
     if tasks.is_empty() {

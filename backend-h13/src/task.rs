@@ -253,6 +253,19 @@ pub struct L2Link {
     pub planar_result: bool,
     /// Dependent (2 bits).
     pub dependent: u8,
+    /// DMAFmt (a source also declared to the tile DMA: a dependency token).
+    pub dma_fmt: bool,
+}
+
+/// A memory surface two tasks of a recipe declare although the data passes through L2:
+/// the writer names it as its destination (header DPC, WBase; TSR/TSE), the reader as its
+/// source (SPC, RBase0; the tile DMA idle with DependencyMode 1). Apple's scratch, BAR 3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Token {
+    /// This task stands for writing it.
+    Writes(Surface),
+    /// This task stands for reading it.
+    Reads(Surface),
 }
 
 /// Whether the tile DMA's source is read again from memory by a later task of the same
@@ -414,6 +427,11 @@ pub struct Task {
     /// channel (MACCfg OpMode 3, UnicastCin = Cin: Apple's reduce_max over C of a
     /// `[1, C, 1, 1]` tensor).
     pub channel_max: bool,
+    /// The NE's unity kernel sums all input channels into one output channel (MACCfg
+    /// OpMode 0 with the unity kernel, no unicast: softmax's denominator over C).
+    pub channel_sum: bool,
+    /// The scratch surface this task declares.
+    pub token: Option<Token>,
 }
 
 impl Task {
@@ -445,13 +463,15 @@ impl Task {
             dram_reuse: DramReuse::Once,
             reduce: None,
             channel_max: false,
+            channel_sum: false,
+            token: None,
         }
     }
 
     /// The dimensions the cost model counts (rows read and written): a reduction's
     /// source, otherwise the destination.
     pub fn traffic_view(&self) -> TensorType {
-        match (self.reduce.is_some() || self.channel_max, self.sources.first()) {
+        match (self.reduce.is_some() || self.channel_max || self.channel_sum, self.sources.first()) {
             (true, Some(s)) => s.ty,
             _ => self.dest.ty,
         }

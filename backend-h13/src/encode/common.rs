@@ -86,7 +86,7 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         td.set_unnamed(0x158, flags)?;
     }
     encode_cfg(td, t, gen)?;
-    if t.acc_bias.is_some() {
+    if t.acc_bias.is_some() || t.channel_sum {
         // Apple's rsqrt(x, eps) task (the unity kernel on the MAC path with AccBias).
         td.set("Common.DPE.Category", DPE_ACC_BIAS)?;
     }
@@ -131,7 +131,9 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     // write NumGroups 2); the NE's batch is 1 here.
     let groups = if t.engine == Engine::Pe { t.dest.ty.n.max(1) } else { g.groups };
     td.set("Common.GroupConvCfg.NumGroups", u64::from(groups))?;
-    td.set("Common.GroupConvCfg.UnicastEn", u64::from(t.engine.channelwise() || g.unicast))?;
+    // A channel sum reads every channel through the plain (non-unicast) unity kernel.
+    let unicast = (t.engine.channelwise() && !t.channel_sum) || g.unicast;
+    td.set("Common.GroupConvCfg.UnicastEn", u64::from(unicast))?;
     // A channel maximum's one output channel reads every input channel.
     let cin = if t.channel_max { t.sources.first().map_or(1, |s| s.ty.c) } else { 1 };
     td.set("Common.GroupConvCfg.UnicastCin", u64::from(cin))
@@ -148,6 +150,8 @@ fn encode_conv(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let double_buf = u64::from(gen.acc_double_buffer);
     let (small, [pref, min, max], double_buf, unnamed) = match t.engine {
+        // The channel sum of softmax's denominator: SmallSourceMode with 4/4/4 (0x44405).
+        Engine::NePass if t.channel_sum => (true, [SH_SMALL; 3], double_buf, CFG_UNNAMED),
         Engine::NePass if t.table.is_some() && t.residency == SourceResidency::Resident => {
             (false, table_sharing(t), double_buf, CFG_UNNAMED)
         }
@@ -307,8 +311,8 @@ fn small_source(t: &Task) -> bool {
     t.engine.windowed() && row <= L2_GRANULE
 }
 
-/// DPE.Category of a task that adds AccBias on the unity kernel's MAC path (1 in Apple's
-/// rsqrt; 0 everywhere else in the corpus).
+/// DPE.Category of a task on the unity kernel's multiply-accumulate path (1 in Apple's
+/// rsqrt with AccBias and in softmax's channel sum; 0 everywhere else in the corpus).
 const DPE_ACC_BIAS: u64 = 1;
 
 /// The number of NEs.

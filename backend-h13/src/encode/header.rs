@@ -5,7 +5,7 @@
 use super::ChainPos;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::{SourceResidency, Task};
+use crate::task::{SourceResidency, Task, Token};
 use crate::td::TdImage;
 
 /// LogEvents of every task; the first task adds the generation's first-task bit, the last
@@ -66,7 +66,22 @@ pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos, gen: &Generation) -> Re
     // corpus; a single task sets all five).
     let reads = t.residency != SourceResidency::Resident;
     let writes = t.l2_result.is_none();
-    let flags = [("SPL", first), ("TSR", last), ("TSE", last), ("SrcLoc", reads), ("DstLoc", writes)];
+    // A task standing for writing a scratch surface also ends a section (TSR, TSE) and
+    // sets DPC; one standing for reading it starts one (SPL) and sets SPC.
+    let (token_w, token_r) = match t.token {
+        Some(Token::Writes(_)) => (true, false),
+        Some(Token::Reads(_)) => (false, true),
+        None => (false, false),
+    };
+    let flags = [
+        ("SPL", first || token_r),
+        ("TSR", last || token_w),
+        ("TSE", last || token_w),
+        ("SrcLoc", reads),
+        ("DstLoc", writes),
+        ("DPC", token_w),
+        ("SPC", token_r),
+    ];
     for (flag, on) in flags {
         td.set(&format!("aneTD.Header[6].{flag}"), u64::from(on))?;
     }
@@ -81,6 +96,17 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     for (src, (base, enable)) in t.sources.iter().zip(names).skip(skip) {
         td.set(&format!("aneTD.Header[8].{base}"), u64::from(src.bar))?;
         td.set(&format!("aneTD.Header[8].{enable}"), 1)?;
+    }
+    match t.token {
+        Some(Token::Reads(s)) => {
+            td.set("aneTD.Header[8].RBase0", u64::from(s.bar))?;
+            td.set("aneTD.Header[8].RBE0", 1)?;
+        }
+        Some(Token::Writes(s)) => {
+            td.set("aneTD.Header[8].WBase", u64::from(s.bar))?;
+            td.set("aneTD.Header[8].WBE", 1)?;
+        }
+        None => {}
     }
     if t.l2_result.is_none() {
         td.set("aneTD.Header[8].WBase", u64::from(t.dest.bar))?;
@@ -106,7 +132,7 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 ///   row, and a term per byte moved (reads and writes, unpadded rows). Every v4.2.1
 ///   program is small enough for 0, as Apple wrote. See `docs/conformance.md`.
 fn exe_cycles(t: &Task) -> u64 {
-    if t.engine.is_conv() || (t.engine.uses_ne() && t.l2_result.is_some()) {
+    if t.engine.is_conv() || (t.engine.uses_ne() && t.l2_result.is_some() && !t.channel_max) {
         return conv_cycles(t);
     }
     const READ_PLANE: f64 = 0.001_825_37;

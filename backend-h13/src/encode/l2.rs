@@ -216,6 +216,9 @@ fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
             td.set("L2.SourceCfg.DMAFmt", 1)?;
             td.set("L2.SourceCfg.SourceType", if t.residency == SourceResidency::Load { 2 } else { 1 })?;
         }
+        if link.dma_fmt {
+            td.set("L2.SourceCfg.DMAFmt", 1)?;
+        }
         let bits = [
             ("AliasConvSrc", link.conv_src),
             ("AliasConvRslt", link.conv_result),

@@ -91,6 +91,7 @@ fn encode_mac(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
             // A constant added to the input takes the multiply-accumulate path (OpMode 0)
             // through the unity kernel, with the constant as AccBias (rsqrt's epsilon).
             match t.acc_bias {
+                None if t.channel_sum => td.set("NE.MACCfg.OpMode", OPMODE_CONV)?,
                 Some(bias) => {
                     td.set("NE.MACCfg.OpMode", OPMODE_CONV)?;
                     td.set("NE.AccBias.AccBias", u64::from(bias))?;

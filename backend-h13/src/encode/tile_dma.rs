@@ -5,7 +5,7 @@ use super::common::fmt_code;
 use super::set_units;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::{DramReuse, SourceResidency, Surface, Task};
+use crate::task::{DramReuse, SourceResidency, Surface, Task, Token};
 use crate::td::TdImage;
 
 /// Unnamed source-2 DMA configuration word (0x170): cache hints only when there is one
@@ -36,7 +36,16 @@ fn set_layout(td: &mut TdImage, block: &str, strides: [&str; 3], s: &Surface) ->
 /// already in L2, only the idle cache hints.
 pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
-    if t.residency == SourceResidency::Resident {
+    if let Some(Token::Reads(s)) = t.token {
+        // Idle, but standing for reading the scratch surface (DependencyMode 1).
+        set_idle_hints(td, "TileDMASrc.DMAConfig")?;
+        td.set("TileDMASrc.DMAConfig.DependencyMode", 1)?;
+        set_layout(td, "TileDMASrc", SRC_STRIDES, &s)?;
+        td.set("TileDMASrc.Fmt.Interleave", 1)?;
+        if gen.group_stride {
+            set_units(td, "TileDMASrc.GroupStride.Stride", s.strides.batch, 64)?;
+        }
+    } else if t.residency == SourceResidency::Resident {
         set_idle_hints(td, "TileDMASrc.DMAConfig")?;
         td.set("TileDMASrc.Fmt.Interleave", 1)?;
     } else {
@@ -105,12 +114,21 @@ fn encode_src2(td: &mut TdImage, s: &Surface, gen: &Generation) -> Result<(), Ba
 pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let d = &t.dest;
     td.set("TileDMADst.DMAConfig.CacheHint", 3)?;
+    if let (Some(Token::Writes(s)), Some(_)) = (t.token, t.l2_result) {
+        // Idle, but standing for writing the scratch surface: its layout is stated.
+        return set_dst_layout(td, t, &s, gen);
+    }
     if t.l2_result.is_some() {
         // The result stays in L2: the destination DMA is idle (0xc0, Interleave only).
         return td.set("TileDMADst.Fmt.Interleave", 1);
     }
     td.set("TileDMADst.DMAConfig.En", 1)?;
     td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(super::l2::result_aliased(t, gen)))?;
+    set_dst_layout(td, t, d, gen)
+}
+
+/// The destination's base, strides and format (written or only declared).
+fn set_dst_layout(td: &mut TdImage, t: &Task, d: &Surface, gen: &Generation) -> Result<(), BackendError> {
     set_units(td, "TileDMADst.BaseAddr.Addr", d.offset, 64)?;
     set_layout(td, "TileDMADst", DST_STRIDES, d)?;
     if gen.group_stride {

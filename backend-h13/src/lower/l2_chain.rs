@@ -16,10 +16,13 @@ pub const L2_BYTES: u64 = 1 << 20;
 pub const OPERAND1_ALONG_W: u32 = 0x1;
 pub const OPERAND1_ALONG_H: u32 = 0x2;
 pub const OPERAND1_ALONG_D: u32 = 0x4;
+pub const OPERAND1_ALONG_C: u32 = 0x8;
 pub const OPERAND2_ALONG_W: u32 = 0x10;
 pub const OPERAND2_ALONG_C: u32 = 0x80;
 pub const OPERAND1_PACKED: u32 = 0x100;
 pub const OPERAND2_PACKED: u32 = 0x200;
+/// Word 0x158: the result is written packed (the view's channels along W of one row).
+pub const PACKED_RESULT: u32 = 0x400;
 
 /// fp16 1.0.
 pub const ONE_F16: u16 = 0x3C00;
@@ -31,7 +34,7 @@ pub fn standard(region: L2Region) -> L2Vector {
 
 /// L2.SourceCfg link bits of a step.
 pub fn link(conv_result: bool, planar_result: bool, dependent: u8) -> L2Link {
-    L2Link { conv_src: false, conv_result, planar_result, dependent }
+    L2Link { conv_src: false, conv_result, planar_result, dependent, dma_fmt: false }
 }
 
 /// Makes `t`'s first source the region an earlier step left in L2, linked by `l`.

@@ -166,6 +166,12 @@ fn lower_one(
     }
 }
 
+/// The scratch surfaces the recipes of `m` declare (by layer): memory standing for a
+/// value two tasks pass through L2 (Apple's BAR 3).
+pub fn scratch_needs(m: &Module) -> std::collections::BTreeMap<String, anec_ir::TensorType> {
+    m.ops.iter().filter_map(|op| Some((op.name.clone(), softmax::scratch_type(m, op)?))).collect()
+}
+
 /// The op kinds [`lower`] places on H13.
 pub const LOWERED: [OpCode; 9] = [
     OpCode::Conv,
@@ -273,7 +279,7 @@ mod tests {
 
     fn lower_only(m: &Module) -> Result<Task, BackendError> {
         let groups = vec![Group { head: 0, goc: None, neuron: None }];
-        let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &Default::default())?;
+        let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default())?;
         one(lower_group(m, &groups[0], &bufs, &mut ConstSection::default(), &crate::generation::V4_2)?)
     }
 
@@ -335,7 +341,8 @@ mod tests {
         let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2) }];
         let groups = h13_groups(&m, &generic);
         assert_eq!(groups, generic);
-        let bufs = buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &Default::default()).unwrap();
+        let bufs =
+            buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default()).unwrap();
         let mut consts = ConstSection::default();
         let t = one(lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap()).unwrap();
         assert_eq!((t.engine, t.nonlinear, t.kernel.len()), (Engine::NeConv, Nonlinear::Relu, 3));
@@ -358,6 +365,7 @@ mod tests {
             &m,
             &[Group { head: 0, goc: None, neuron: None }, goc.clone()],
             BarOrder::OutputsThenInputs,
+            &Default::default(),
             &Default::default(),
         )
         .unwrap();

@@ -17,8 +17,8 @@
 
 use super::attr;
 use super::l2_chain::{
-    check_fits, link, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_W, OPERAND1_PACKED, OPERAND2_ALONG_W,
-    OPERAND2_PACKED,
+    check_fits, link, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_C, OPERAND1_ALONG_W, OPERAND1_PACKED,
+    OPERAND2_ALONG_C, OPERAND2_ALONG_W, OPERAND2_PACKED, PACKED_RESULT,
 };
 use crate::activation::{self, TableFn};
 use crate::buffers::Buffers;
@@ -27,7 +27,8 @@ use crate::encode::ne_count;
 use crate::error::BackendError;
 use crate::layout::{round_up, L2Region, L2_GRANULE};
 use crate::task::{
-    Engine, L2Link, L2Operand, Nonlinear, PeLinks, PeOp, PeReduce, ReduceOp, ReducePost, SourceResidency, Surface, Task,
+    Engine, L2Form, L2Link, L2Operand, L2Vector, Nonlinear, PeLinks, PeOp, PeReduce, ReduceOp, ReducePost,
+    SourceResidency, Surface, Task, Token,
 };
 use crate::window::unsupported;
 use anec_ir::{Op, TensorType};
@@ -46,6 +47,14 @@ pub(super) fn lower_softmax(
     let plan = match axis {
         "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 && ty.h == 1 => row_plan(op, x, dest, consts),
         "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 => rows_plan(op, x, dest, consts),
+        "channel" if is_vector(&ty) && ty.c > 1 => {
+            let token = bufs
+                .scratch
+                .get(&op.name)
+                .copied()
+                .ok_or_else(|| BackendError::Internal(format!("softmax '{}' has no scratch surface", op.name)))?;
+            vector_plan(op, x, dest, token, consts)
+        }
         _ => {
             let reason = format!(
                 "softmax over {axis} of a {}x{}x{}x{} tensor: planned over the width (more than one element) of \
@@ -67,6 +76,67 @@ fn log2_e() -> u16 {
 /// PE op codes of the elementwise steps.
 const PE_ADD: u32 = 0;
 const PE_MUL: u32 = 1;
+
+/// True for a `1 x C x 1 x 1` tensor.
+fn is_vector(ty: &TensorType) -> bool {
+    ty.n == 1 && ty.d == 1 && ty.h == 1 && ty.w == 1
+}
+
+/// The scratch surface a softmax declares: over the channels of a vector, the packed row
+/// of its exponents' inputs (`1 x 1 x C`).
+pub(super) fn scratch_type(m: &anec_ir::Module, op: &Op) -> Option<TensorType> {
+    let x = m.ty(*op.operands.first()?)?;
+    let over_c = op.attr("axis").and_then(anec_ir::Attr::as_str) == Some("channel");
+    (op.opcode == anec_ir::OpCode::Softmax && over_c && is_vector(x) && x.c > 1).then_some(TensorType {
+        c: 1,
+        w: x.c,
+        ..*x
+    })
+}
+
+/// Softmax over the channels of a `C x 1 x 1` vector (`norm_softmax_a1_*`): the NE takes
+/// the maximum over the channels; the planar engine subtracts it and writes the scaled
+/// differences as one packed row (standing for writing the scratch row); the NE's exp2
+/// table reads the row and writes it back as channels (Cfg bit 28); one NE task sums the
+/// channels through the reciprocal table; the planar engine multiplies. L2: the maximum,
+/// then the reciprocal at 0, the exponents after it, the packed row after them, x last.
+fn vector_plan(op: &Op, x: Surface, y: Surface, token: Surface, consts: &mut ConstSection) -> Vec<Task> {
+    let c = x.ty.c;
+    let stat = L2Region { base: 0, channel: L2_GRANULE, row: L2_GRANULE, plane: L2_GRANULE, size: L2_GRANULE };
+    let lines = L2_GRANULE * u64::from(c);
+    let exps = L2Region { base: stat.end(), channel: L2_GRANULE, row: lines, plane: lines, size: lines };
+    let row = round_up(u64::from(c) * 2, L2_GRANULE);
+    let packed = L2Region { base: exps.end(), channel: row, row, plane: row, size: row };
+    let kept = L2Region { base: packed.end(), channel: L2_GRANULE, row: lines, plane: lines, size: lines };
+    let one = TensorType { c: 1, ..x.ty };
+    let mut max = Task::new(&op.name, Engine::NePass, vec![x], scratch(&one));
+    (max.channel_max, max.residency, max.l2_source) = (true, SourceResidency::LoadAndKeep, Some(standard(kept)));
+    max.l2_result = Some(standard(stat));
+    let conv_src = L2Link { conv_src: true, ..link(true, false, 0) };
+    let mut sub = subtract(op, x, kept, stat, OPERAND2_ALONG_C | PACKED_RESULT, packed, conv_src);
+    sub.l2_result = Some(L2Vector { form: L2Form::Packed, region: packed });
+    (sub.token, sub.pe_links) = (Some(Token::Writes(token)), PeLinks::default());
+    let row_ty = TensorType { c: 1, w: c, ..x.ty };
+    let mut exp = exp2(op, Surface { ty: row_ty, ..x }, packed, consts);
+    exp.l2_link = Some(L2Link { dma_fmt: true, ..link(false, true, 0) });
+    exp.l2_result = Some(L2Vector { form: L2Form::Transposed, region: exps });
+    exp.token = Some(Token::Reads(token));
+    let mut sum = Task::new(&op.name, Engine::NePass, vec![x], scratch(&one));
+    sum.channel_sum = true;
+    with_table_channel(&mut sum, TableFn::Reciprocal, consts);
+    (sum.residency, sum.l2_source, sum.l2_link) =
+        (SourceResidency::Resident, Some(standard(exps)), Some(link(true, false, 0)));
+    sum.l2_result = Some(standard(stat));
+    let mut mul = normalize(op, x, y, stat, exps, OPERAND1_ALONG_C, link(true, false, 0));
+    mul.pe_links = PeLinks::default();
+    vec![max, sub, exp, sum, mul]
+}
+
+/// Gives `t` the table of `f` on one kernel-DMA channel.
+fn with_table_channel(t: &mut Task, f: TableFn, consts: &mut ConstSection) {
+    let table = consts.add_table(&activation::table(f), 1);
+    (t.kernel, t.nonlinear, t.table) = (vec![table], Nonlinear::Table, Some(f));
+}
 
 /// Softmax over W of a `C x 1 x W` tensor: five tasks.
 fn row_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<Task> {
