@@ -135,7 +135,7 @@ pub fn producer(
     consts: &mut ConstSection,
 ) -> Result<Task, BackendError> {
     let kept = *m.ty(v).ok_or_else(|| BackendError::Internal(format!("no type for %{}", v.0)))?;
-    let src = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let src = super::first_operand(op, bufs)?;
     // A broadcast's producer copies its operand; the reciprocal writes its own shape.
     let ty = if op.opcode == OpCode::Broadcast { src.ty } else { kept };
     let dest = Surface { bar: 0, ty, strides: Strides::of(&ty, &Default::default()), offset: 0 };
@@ -150,7 +150,7 @@ pub fn producer(
 /// The consumer task of `op` (a planar-engine elementwise op) whose second operand,
 /// produced by `prod`, is kept in L2.
 pub fn consumer(op: &Op, prod: &Op, form: L2Form, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
-    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let x = super::first_operand(op, bufs)?;
     let mut t = super::elementwise::lower_scaled_ew_from(op, vec![x], dest)?;
     let src = bufs.surface(*prod.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
     let broadcast = match form {
@@ -170,7 +170,7 @@ pub fn channel_affine_tasks(
     dest: Surface,
     consts: &mut ConstSection,
 ) -> Result<Vec<Task>, BackendError> {
-    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let x = super::first_operand(op, bufs)?;
     let c = dest.ty.c;
     let a = channel_affine(m, op, c)?;
     let scales = a.scales();

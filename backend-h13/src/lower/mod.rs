@@ -201,6 +201,12 @@ fn no_lowering(op: &Op, opcode: OpCode) -> BackendError {
     unsupported(op, &format!("{opcode} has no H13 lowering yet"))
 }
 
+/// The surface of `op`'s first operand.
+pub(crate) fn first_operand(op: &Op, bufs: &Buffers) -> Result<Surface, BackendError> {
+    let v = op.operands.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no operand", op.name)))?;
+    bufs.surface(*v)
+}
+
 pub(crate) fn attr<'a>(op: &'a Op, name: &str) -> Result<&'a Attr, BackendError> {
     op.attr(name)
         .ok_or_else(|| BackendError::Internal(format!("verified {} '{}' lacks attribute {name}", op.opcode, op.name)))

@@ -33,7 +33,7 @@ use half::f16;
 
 /// Lowers a layer_norm to its tasks.
 pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec<Task>, BackendError> {
-    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let x = super::first_operand(op, bufs)?;
     if op.attr("gamma").is_some() || op.attr("beta").is_some() {
         return Err(unsupported(op, "layer_norm with gamma or beta (only the plain normalization is planned yet)"));
     }

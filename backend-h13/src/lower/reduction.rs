@@ -33,7 +33,7 @@ use anec_ir::{Attr, Op, TensorType};
 /// Lowers a reduction to its task. Other axis sets (C alone with H·W > 1, H alone with
 /// W > 1: Apple transposes through L2 first) are refused with the reason.
 pub(super) fn lower_reduction(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec<Task>, BackendError> {
-    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let x = super::first_operand(op, bufs)?;
     let kind = attr(op, "kind")?.as_str().unwrap_or_default();
     let axes = axes(op)?;
     if kind == "max" && is_channel_vector(&x.ty, &axes) {

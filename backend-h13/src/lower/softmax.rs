@@ -41,7 +41,7 @@ pub(super) fn lower_softmax(
     dest: Surface,
     consts: &mut ConstSection,
 ) -> Result<Vec<Task>, BackendError> {
-    let x = bufs.surface(*op.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
+    let x = super::first_operand(op, bufs)?;
     let axis = attr(op, "axis")?.as_str().unwrap_or_default();
     let ty = x.ty;
     let plan = match axis {
