@@ -224,6 +224,9 @@ pub(crate) fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) 
 }
 
 #[cfg(test)]
+mod recipe_tests;
+
+#[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
 
