@@ -383,6 +383,7 @@ fn dispatch(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         "transpose" => shape::transpose(cx),
         "expand_dims" | "squeeze" => shape::expand_or_squeeze(cx),
         "concat" => shape::concat(cx),
+        "tile" => shape::tile(cx),
         "split" => shape::split(cx),
         "slice_by_index" => shape::slice_by_index(cx),
         "slice_by_size" => shape::slice_by_size(cx),

@@ -266,6 +266,34 @@ pub(crate) fn concat(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     Ok(vec![Val::Rt(cx.emit_rt(OpCode::Concat, &ids, shape, attrs([("axis", axis_attr(anec))]))?)])
 }
 
+/// `tile(x, reps)`: a repetition count of 1 changes nothing, an axis of extent 1 is
+/// broadcast (`anec.broadcast`), any other axis is the concatenation of `reps` copies
+/// along it (`anec.concat`).
+pub(crate) fn tile(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
+    let x = cx.input("x")?;
+    let reps = cx.ints("reps")?.ok_or("missing input `reps`")?;
+    if reps.len() != x.shape.len() || reps.iter().any(|&r| r < 1) {
+        return Err(Fail::Msg(format!("`reps` {reps:?} must hold one count >= 1 per axis of {:?}", x.shape)));
+    }
+    let mut cur = x;
+    for (k, &r) in reps.iter().enumerate() {
+        let r = r as u64;
+        if r == 1 {
+            continue;
+        }
+        let mut shape = cur.shape.clone();
+        shape[k] *= r;
+        cur = if cur.shape[k] == 1 {
+            broadcast_rt(cx, &cur, &shape)?
+        } else {
+            let anec = layout::anec_axis(shape.len(), k).ok_or("the rank is not supported")?;
+            let ids = vec![cur.id; r as usize];
+            cx.emit_rt(OpCode::Concat, &ids, shape, attrs([("axis", axis_attr(anec))]))?
+        };
+    }
+    Ok(vec![Val::Rt(cur)])
+}
+
 /// `split(x, num_splits | split_sizes, axis)`: one `anec.input_view` per part.
 pub(crate) fn split(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     let x = cx.input("x")?;

@@ -47,7 +47,7 @@ fn protobuf_input_has_no_positions() {
 fn every_error_is_collected_without_cascades() {
     let body = "        tensor<fp16, [1, 4]> a = lstm(x = x)[name = string(\"rnn\")];
         tensor<fp16, [1, 4]> b = relu(x = a);
-        tensor<fp16, [1, 4]> c = tile(x = x, reps = tensor<int32, [2]>([1, 1]));
+        tensor<fp16, [1, 4]> c = select(cond = x, a = x, b = x);
         tensor<fp16, [1, 4]> d = sigmoid(x = x);
         tensor<fp16, [1, 4]> k = const()[val = tensor<fp16, [1, 4]>([[1, 2, 3, 4]])];
 ";
@@ -58,7 +58,7 @@ fn every_error_is_collected_without_cascades() {
         "test.mil:3:43: cannot lower input `dyn`: dynamic shapes (`?`) are not supported",
         "test.mil:3:70: cannot lower input `ids`: int32 inputs are not supported (the engine computes in fp16)",
         "test.mil:4:9: cannot lower `lstm` (result `a`): the anec dialect has no lowering for MIL op `lstm`",
-        "test.mil:6:9: cannot lower `tile` (result `c`): the anec dialect has no lowering for MIL op `tile`",
+        "test.mil:6:9: cannot lower `select` (result `c`): the anec dialect has no lowering for MIL op `select`",
         "test.mil:9:20: output `k` is a compile-time constant; the engine returns only computed tensors",
     ];
     assert_eq!(errs, want);

@@ -74,3 +74,19 @@ fn shape_errors() {
     assert_error(&errs, "test.mil:7:9: cannot lower `reshape` (result `r`): cannot reshape [1, 4] to [1, 5]");
     assert_eq!(errs.len(), 4, "{errs:?}");
 }
+
+#[test]
+fn tile_is_nothing_a_broadcast_or_a_concat() {
+    let body = "        tensor<fp16, [1, 4, 1, 3]> a = tile(x = x, reps = tensor<int32, [4]>([1, 1, 1, 1]))[name = string(\"same\")];
+        tensor<fp16, [1, 4, 2, 6]> b = tile(x = a, reps = tensor<int32, [4]>([1, 1, 2, 2]))[name = string(\"rep\")];
+";
+    let text = program("tensor<fp16, [1, 4, 1, 3]> x", body, "b");
+    let out = lower(&text);
+    // reps 1: no op; H (extent 1) is broadcast to 2; W (extent 3) is two copies.
+    assert!(out.contains("\"anec.broadcast\"(%0) {axes = [\"height\"]"), "{out}");
+    assert!(out.contains("\"anec.concat\"(%1, %1) {axis = \"width\""), "{out}");
+    assert_eq!(out.matches("\"anec.").count(), 2, "{out}");
+    let bad = "        tensor<fp16, [1, 4, 1, 3]> a = tile(x = x, reps = tensor<int32, [2]>([1, 1]))[name = string(\"bad\")];\n";
+    let errs = errors(&program("tensor<fp16, [1, 4, 1, 3]> x", bad, "a"));
+    assert_error(&errs, "`reps` [1, 1] must hold one count >= 1 per axis");
+}
