@@ -131,10 +131,18 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
 ///   memory read a term per plane (N·C) and per row (N·C·H), per memory write a term per
 ///   row, and a term per byte moved (reads and writes, unpadded rows). Every v4.2.1
 ///   program is small enough for 0, as Apple wrote. See `docs/conformance.md`.
+///   - Reads count memory only; a source already in L2 costs nothing except to a
+///     reduction (softmax 64x8x8's subtract 0, its grouped maximum 1).
+/// - An NE task keeping its result in L2 costs its bytes as a convolution does (matmul's
+///   preparation task, the transposers, softmax's copy), and any other NE task at least
+///   its bytes (the 768000-byte transpose of `encoder_transpose_r4_0213`: 45).
 fn exe_cycles(t: &Task) -> u64 {
     if t.engine.is_conv() || (t.engine.uses_ne() && t.l2_result.is_some() && !t.channel_max) {
         return conv_cycles(t);
     }
+    // An NE task moving long rows costs at least its bytes (the transpose of
+    // `encoder_transpose_r4_0213`: 45 by bytes, 18 by the per-row model).
+    let bytes = if t.engine.uses_ne() && !t.channel_max { conv_cycles(t) } else { 0 };
     const READ_PLANE: f64 = 0.001_825_37;
     const READ_ROW: f64 = 0.001_808_48;
     const WRITE_ROW: f64 = 0.001_553_73;
@@ -151,7 +159,7 @@ fn exe_cycles(t: &Task) -> u64 {
     let cost = reads * (READ_PLANE * planes + READ_ROW * rows)
         + writes * WRITE_ROW * rows
         + BYTE * (reads + writes) * rows * row_bytes;
-    cost.floor().clamp(0.0, f64::from(u16::MAX)) as u64
+    (cost.floor().clamp(0.0, f64::from(u16::MAX)) as u64).max(bytes)
 }
 
 /// Bytes of DRAM traffic per cycle of a convolution: any value in (34044.7, 34192.7]

@@ -11,12 +11,15 @@
 //!   normalize);
 //! - `normalization`: layer_norm as mean, rstd and a ternary normalize through L2;
 //! - `l2_chain`: the regions, links and checks those multi-task recipes share;
+//! - `movement`: transposes of axes other than W and slices, as NE copies through views
+//!   (reshapes that keep the bytes are views without a task);
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
 mod conv;
 mod elementwise;
 mod l2_chain;
 pub mod l2_pair;
+mod movement;
 mod neuron;
 mod normalization;
 
@@ -162,6 +165,8 @@ fn lower_one(
         OpCode::Neuron => neuron::lower_neuron(op, bufs, dest, consts),
         OpCode::GainOffsetControl => elementwise::lower_goc(m, op, bufs, dest, consts, gen),
         OpCode::ScaledElementwise => elementwise::lower_scaled_ew(op, bufs, dest),
+        OpCode::Transpose => movement::lower_transpose(op, bufs, dest),
+        OpCode::InputView => movement::lower_input_view(op, bufs, dest),
         other => Err(no_lowering(op, other)),
     }
 }
@@ -173,7 +178,7 @@ pub fn scratch_needs(m: &Module) -> std::collections::BTreeMap<String, anec_ir::
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 9] = [
+pub const LOWERED: [OpCode; 11] = [
     OpCode::Conv,
     OpCode::Pooling,
     OpCode::Neuron,
@@ -183,6 +188,8 @@ pub const LOWERED: [OpCode; 9] = [
     OpCode::Softmax,
     OpCode::LayerNorm,
     OpCode::Reshape,
+    OpCode::Transpose,
+    OpCode::InputView,
 ];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an
@@ -214,6 +221,16 @@ pub(crate) fn attr<'a>(op: &'a Op, name: &str) -> Result<&'a Attr, BackendError>
 
 pub(crate) fn base_task(op: &Op, bufs: &Buffers, dest: Surface, engine: Engine) -> Result<Task, BackendError> {
     let sources = op.operands.iter().map(|&v| bufs.surface(v)).collect::<Result<Vec<_>, _>>()?;
+    base_task_from(op, sources, dest, engine)
+}
+
+/// The task of `engine` from `sources` to `dest` (an NE task runs one batch).
+pub(crate) fn base_task_from(
+    op: &Op,
+    sources: Vec<Surface>,
+    dest: Surface,
+    engine: Engine,
+) -> Result<Task, BackendError> {
     // The planar engine loops over the batch (NumGroups); an NE task has no batch loop yet.
     let batch = sources.iter().chain([&dest]).map(|s| s.ty.n).max().unwrap_or(1);
     if engine.uses_ne() && batch > 1 {

@@ -1,0 +1,75 @@
+//! Data movement that reads its operand through another view: `anec.transpose` of axes
+//! other than W and `anec.input_view` (slices), each one NE pass task copying the operand
+//! read with the view's strides and offset into the result (Apple's
+//! `encoder_transpose_r4_0213`: the NE copies `[1, 8, 375, 128]` read with its channel and
+//! row strides exchanged). Reshapes that keep the bytes are views without a task
+//! (`buffers::view`); a transpose that moves W needs a transposing write and is refused.
+
+use super::attr;
+use crate::buffers::Buffers;
+use crate::error::BackendError;
+use crate::layout::Strides;
+use crate::task::{Engine, Surface, Task};
+use crate::window::unsupported;
+use anec_ir::{Attr, Op, TensorType};
+
+/// Axis names in anec order (N, C, D, H, W).
+const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
+const W: usize = 4;
+/// The tile DMA's base address unit: a view must start on it.
+const DMA_UNIT: u64 = 64;
+
+/// A transpose keeping W in place: the NE copies the operand read with its strides
+/// permuted.
+pub(super) fn lower_transpose(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+    let x = super::first_operand(op, bufs)?;
+    let Some(Attr::Array(items)) = op.attr("perm") else {
+        return Err(BackendError::Internal(format!("verified transpose '{}' lacks `perm`", op.name)));
+    };
+    let perm: Vec<usize> =
+        items.iter().filter_map(Attr::as_str).filter_map(|n| AXES.iter().position(|&a| a == n)).collect();
+    if perm.len() != AXES.len() || perm[W] != W {
+        let reason = "a transpose that moves the width (the NE's rows) needs a transposing write (Common.Cfg \
+                      bit 28), planned with Apple's rank mapping (docs/rationale/current-compiler/rank-mapping.md)";
+        return Err(unsupported(op, reason));
+    }
+    let src = [x.strides.batch, x.strides.plane, x.strides.depth, x.strides.row];
+    let stride = |result_axis: usize| src[perm[result_axis]];
+    let strides = Strides { batch: stride(0), plane: stride(1), depth: stride(2), row: stride(3) };
+    let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, ..x };
+    super::base_task_from(op, vec![view], dest, Engine::NePass)
+}
+
+/// A slice along one axis: the NE copies the window, read from its first element with the
+/// axis stride times `step`.
+pub(super) fn lower_input_view(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+    let x = super::first_operand(op, bufs)?;
+    let axis = attr(op, "axis")?.as_str().and_then(|n| AXES.iter().position(|&a| a == n));
+    let int = |name: &str| attr(op, name).map(|a| a.as_int().unwrap_or(0).max(0) as u64);
+    let (Some(axis), offset, step) = (axis, int("offset")?, int("step")?) else {
+        return Err(BackendError::Internal(format!("verified input_view '{}' lacks `axis`", op.name)));
+    };
+    let s = x.strides;
+    let elem = x.ty.dtype.size() as u64;
+    let axis_stride = [s.batch, s.plane, s.depth, s.row, elem][axis];
+    let start = x.offset + offset * axis_stride;
+    if axis == W && step != 1 {
+        return Err(unsupported(op, "a slice along the width with a step above 1 (the DMA reads whole rows)"));
+    }
+    if !start.is_multiple_of(DMA_UNIT) {
+        let reason = format!(
+            "a slice starting {start} bytes into its operand's buffer: the tile DMA starts on {DMA_UNIT}-byte units"
+        );
+        return Err(unsupported(op, &reason));
+    }
+    let mut strides = s;
+    match axis {
+        0 => strides.batch *= step,
+        1 => strides.plane *= step,
+        2 => strides.depth *= step,
+        3 => strides.row *= step,
+        _ => {}
+    }
+    let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, offset: start, ..x };
+    super::base_task_from(op, vec![view], dest, Engine::NePass)
+}
