@@ -11,8 +11,8 @@
 //!   normalize);
 //! - `normalization`: layer_norm as mean, rstd and a ternary normalize through L2;
 //! - `l2_chain`: the regions, links and checks those multi-task recipes share;
-//! - `movement`: transposes of axes other than W and slices, as NE copies through views
-//!   (reshapes that keep the bytes are views without a task);
+//! - `movement`: transposes of axes other than W, slices and concatenations, as NE copies
+//!   through views (reshapes that keep the bytes are views without a task);
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
 mod conv;
@@ -141,6 +141,7 @@ pub fn lower(
         OpCode::Conv => return conv::lower_conv(m, op, goc, bufs, dest, consts, gen),
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
         OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(op, bufs, dest, consts),
+        OpCode::Concat if goc.is_none() => return movement::lower_concat(op, bufs, dest),
         OpCode::LayerNorm if goc.is_none() => return normalization::lower_layer_norm(op, bufs, dest),
         _ => {}
     }
@@ -178,7 +179,7 @@ pub fn scratch_needs(m: &Module) -> std::collections::BTreeMap<String, anec_ir::
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 11] = [
+pub const LOWERED: [OpCode; 12] = [
     OpCode::Conv,
     OpCode::Pooling,
     OpCode::Neuron,
@@ -190,6 +191,7 @@ pub const LOWERED: [OpCode; 11] = [
     OpCode::Reshape,
     OpCode::Transpose,
     OpCode::InputView,
+    OpCode::Concat,
 ];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an

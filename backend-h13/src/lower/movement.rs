@@ -73,3 +73,33 @@ pub(super) fn lower_input_view(op: &Op, bufs: &Buffers, dest: Surface) -> Result
     let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, offset: start, ..x };
     super::base_task_from(op, vec![view], dest, Engine::NePass)
 }
+
+/// A concatenation: one NE copy per input, each writing its part of the result through a
+/// view of the result's buffer at the part's offset (the v4.2.1 concat programs: a copy
+/// task per input at a channel offset of one output).
+pub(super) fn lower_concat(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec<Task>, BackendError> {
+    let axis = attr(op, "axis")?.as_str().and_then(|n| AXES.iter().position(|&a| a == n));
+    let Some(axis) = axis else {
+        return Err(BackendError::Internal(format!("verified concat '{}' lacks `axis`", op.name)));
+    };
+    let d = dest.strides;
+    let elem = dest.ty.dtype.size() as u64;
+    let axis_stride = [d.batch, d.plane, d.depth, d.row, elem][axis];
+    let mut start = 0u64;
+    let mut tasks = Vec::with_capacity(op.operands.len());
+    for &v in &op.operands {
+        let x = bufs.surface(v)?;
+        let offset = dest.offset + start * axis_stride;
+        if !offset.is_multiple_of(DMA_UNIT) {
+            let reason = format!(
+                "a concatenation whose part starts {offset} bytes into the result: the tile DMA writes from \
+                 {DMA_UNIT}-byte units"
+            );
+            return Err(unsupported(op, &reason));
+        }
+        let part = Surface { ty: TensorType { dtype: dest.ty.dtype, ..x.ty }, offset, ..dest };
+        tasks.push(super::base_task_from(op, vec![x], part, Engine::NePass)?);
+        start += u64::from([x.ty.n, x.ty.c, x.ty.d, x.ty.h, x.ty.w][axis]);
+    }
+    Ok(tasks)
+}
