@@ -11,8 +11,8 @@
 //!   normalize);
 //! - `normalization`: layer_norm as mean, rstd and a ternary normalize through L2;
 //! - `l2_chain`: the regions, links and checks those multi-task recipes share;
-//! - `movement`: transposes of axes other than W, slices and concatenations, as NE copies
-//!   through views (reshapes that keep the bytes are views without a task);
+//! - `movement`: transposes of axes other than W, slices, concatenations and broadcasts,
+//!   as NE copies through views (reshapes that keep the bytes are views without a task);
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
 mod conv;
@@ -168,6 +168,7 @@ fn lower_one(
         OpCode::ScaledElementwise => elementwise::lower_scaled_ew(op, bufs, dest),
         OpCode::Transpose => movement::lower_transpose(op, bufs, dest),
         OpCode::InputView => movement::lower_input_view(op, bufs, dest),
+        OpCode::Broadcast => movement::lower_broadcast(op, bufs, dest),
         other => Err(no_lowering(op, other)),
     }
 }
@@ -179,7 +180,7 @@ pub fn scratch_needs(m: &Module) -> std::collections::BTreeMap<String, anec_ir::
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 12] = [
+pub const LOWERED: [OpCode; 13] = [
     OpCode::Conv,
     OpCode::Pooling,
     OpCode::Neuron,
@@ -192,6 +193,7 @@ pub const LOWERED: [OpCode; 12] = [
     OpCode::Transpose,
     OpCode::InputView,
     OpCode::Concat,
+    OpCode::Broadcast,
 ];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an

@@ -103,3 +103,30 @@ pub(super) fn lower_concat(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec
     }
     Ok(tasks)
 }
+
+/// A broadcast on its own (not the producer of an L2 pair): the NE copies the operand
+/// read with a zero stride along each broadcast axis. W is contiguous in memory and
+/// cannot be repeated by a stride: a broadcast along W is refused (the planar engine
+/// repeats an L2 operand along W when an elementwise op reads it: `l2_pair`).
+pub(super) fn lower_broadcast(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+    let x = super::first_operand(op, bufs)?;
+    let Some(Attr::Array(items)) = op.attr("axes") else {
+        return Err(BackendError::Internal(format!("verified broadcast '{}' lacks `axes`", op.name)));
+    };
+    let axes: Vec<usize> =
+        items.iter().filter_map(Attr::as_str).filter_map(|n| AXES.iter().position(|&a| a == n)).collect();
+    if axes.contains(&W) {
+        return Err(unsupported(op, "a broadcast along the width on its own (rows are contiguous in memory)"));
+    }
+    let mut strides = x.strides;
+    for axis in axes {
+        match axis {
+            0 => strides.batch = 0,
+            1 => strides.plane = 0,
+            2 => strides.depth = 0,
+            _ => strides.row = 0,
+        }
+    }
+    let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, ..x };
+    super::base_task_from(op, vec![view], dest, Engine::NePass)
+}
