@@ -54,8 +54,23 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     }
     let count = tasks.len() as u32;
     let mut images = Vec::with_capacity(tasks.len());
+    let mut refused: Vec<BackendError> = Vec::new();
     for (i, t) in tasks.iter().enumerate() {
-        images.push(encode_task(t, ChainPos { index: i as u32, count }, opts.compat.data())?);
+        match encode_task(t, ChainPos { index: i as u32, count }, opts.compat.data()) {
+            Ok(image) => images.push(image),
+            // Every layer refused at encoding is reported once, as lowering errors are.
+            Err(e) => {
+                let e = at_layer(m, e);
+                if !refused.iter().any(|r| same_layer(r, &e)) {
+                    refused.push(e);
+                }
+            }
+        }
+    }
+    match refused.len() {
+        0 => {}
+        1 => return Err(refused.remove(0)),
+        _ => return Err(BackendError::Several(refused)),
     }
     let chain = chain::link(images, opts.compat)?;
     let (consts, const_symbols) = consts.finish();
@@ -117,4 +132,23 @@ fn relocations(tasks: &[Task], chain: &chain::Chain) -> Vec<Relocation> {
         }
     }
     out
+}
+
+/// An encoder's refusal of a task, given the source line and op of the layer it names.
+fn at_layer(m: &anec_ir::Module, e: BackendError) -> BackendError {
+    match e {
+        BackendError::Unsupported { line: 0, layer, op, reason } => match m.ops.iter().find(|o| o.name == layer) {
+            Some(o) => BackendError::Unsupported { line: o.loc.line, layer, op: o.opcode.to_string(), reason },
+            None => BackendError::Unsupported { line: 0, layer, op, reason },
+        },
+        other => other,
+    }
+}
+
+/// True when both errors name the same layer.
+fn same_layer(a: &BackendError, b: &BackendError) -> bool {
+    match (a, b) {
+        (BackendError::Unsupported { layer: x, .. }, BackendError::Unsupported { layer: y, .. }) => x == y,
+        _ => false,
+    }
 }

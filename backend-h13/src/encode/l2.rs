@@ -160,7 +160,38 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         }
         end = r2.end();
     }
+    check_capacity(t, end)?;
     encode_result(td, t, end, gen)
+}
+
+/// Bytes of L2 the TD's region addresses reach: ResultBase and SourceBase hold 17 bits of
+/// 16-byte units (2 MiB).
+const L2_ADDRESSABLE: u64 = (1 << 17) * 16;
+
+/// The task's sources and (when written to memory) its result, which follows them, must
+/// fit the L2 the engine addresses; otherwise the layer needs tiling, which is refused by
+/// name rather than left to a register overflow.
+fn check_capacity(t: &Task, sources_end: u64) -> Result<(), BackendError> {
+    // An NE result streams out in pieces of at most 0x100 bytes per row and channel.
+    let cap = if t.engine.uses_ne() { NE_CHANNEL_CAP } else { u64::MAX };
+    let d = t.dest.ty;
+    let result = match t.l2_result {
+        None => L2Region::unpadded_row(d.c, d.w, d.dtype, cap) * u64::from(d.h),
+        Some(_) => 0,
+    };
+    let end = sources_end + result;
+    if end <= L2_ADDRESSABLE {
+        return Ok(());
+    }
+    Err(BackendError::Unsupported {
+        line: 0,
+        layer: t.layer.clone(),
+        op: "task".into(),
+        reason: format!(
+            "its sources and result need {end:#x} bytes of L2, more than the {L2_ADDRESSABLE:#x} a task addresses \
+             (tiling a layer over several tasks is not implemented yet)"
+        ),
+    })
 }
 
 /// The first source's region words; the end of the region.
