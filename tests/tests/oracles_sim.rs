@@ -1,6 +1,6 @@
 //! The simulator on the corpus of Apple's current compiler: for every record of the
-//! single-task op families (elementwise, broadcasting, activations, convolution) that
-//! anec compiles, our program must compute the MIL's math within the documented fp16
+//! op families below (elementwise, broadcasting, activations, convolution, reductions,
+//! softmax and layer norm) that anec compiles, our program must compute the MIL's math within the documented fp16
 //! tolerance (`docs/simulator.md`), and so must Apple's program wherever our constant
 //! section hashes equal to Apple's (Apple's register words from the record, our constants
 //! and buffers; `anec_tests::oracle::apple_program`).
@@ -11,7 +11,7 @@ use anec_tests::agree::{compile_and_compare, compile_substitute_and_compare, ran
 use anec_tests::oracle::{self, Outcome};
 
 /// The families whose every compiled record is simulated.
-const FAMILIES: [&str; 8] = [
+const FAMILIES: [&str; 10] = [
     "binary_runtime",
     "binary_constant",
     "env_broadcast",
@@ -20,6 +20,8 @@ const FAMILIES: [&str; 8] = [
     "convolution",
     "conv_probe",
     "env_conv",
+    "reduction",
+    "normalization",
 ];
 
 /// Ops whose inputs must be positive (their domain, or a divisor).
@@ -38,8 +40,16 @@ fn our_and_apples_programs_compute_the_mil() {
         let specs = source_inputs(&source).unwrap_or_else(|e| panic!("{}: {e}", r.case));
         let (lo, hi) = if POSITIVE.iter().any(|op| r.mil.contains(op)) { (0.25, 2.0) } else { (-3.0, 3.0) };
         let inputs = random_inputs(&specs, 7, lo, hi);
+        let measured = |rep: &anec_tests::agree::Report| {
+            let abs = rep.outputs.iter().map(|o| o.max_abs).fold(0.0f32, f32::max);
+            let ratio = rep.outputs.iter().map(|o| o.max_ratio).fold(0.0f32, f32::max);
+            format!("max |error| {abs:.2e}, {ratio:.3} of the allowed")
+        };
         match compile_and_compare(&source, &inputs) {
-            Ok(rep) if rep.passed() => ours_run += 1,
+            Ok(rep) if rep.passed() => {
+                ours_run += 1;
+                println!("{} (ours): {}", r.case, measured(&rep));
+            }
             Ok(rep) => failures.push(format!("{} (ours): {rep}", r.case)),
             Err(e) => failures.push(format!("{} (ours): {e}", r.case)),
         }
@@ -48,11 +58,15 @@ fn our_and_apples_programs_compute_the_mil() {
         }
         let apple = |h: &anec_codegen::Hwx| oracle::apple_program(r, h);
         match compile_substitute_and_compare(&source, &inputs, &apple) {
-            Ok(rep) if rep.passed() => apple_run += 1,
+            Ok(rep) if rep.passed() => {
+                apple_run += 1;
+                println!("{} (Apple's): {}", r.case, measured(&rep));
+            }
             Ok(rep) => failures.push(format!("{} (Apple's): {rep}", r.case)),
             Err(e) => failures.push(format!("{} (Apple's): {e}", r.case)),
         }
     }
+    println!("{ours_run} of our programs and {apple_run} of Apple's agree");
     assert!(
         failures.is_empty(),
         "{} ours and {} of Apple's agree; failures:\n{}",

@@ -1,6 +1,6 @@
 //! Property tests: generated small models (conv, linear, matmul with constant weights,
 //! elementwise with broadcast, every neuron mode, the MIL activations, gain/offset,
-//! concat, reshape) are compiled, simulated from their registers and compared with the
+//! concat, reshape, reductions) are compiled, simulated from their registers and compared with the
 //! reference interpreter on the source within the fp16 tolerance of
 //! `anec_tests::tolerance`.
 //!
@@ -52,6 +52,11 @@ fn every_neuron_mode_agrees_or_is_rejected() {
 #[test]
 fn mil_activations_agree_or_are_rejected() {
     run_family("activation", 2 * CASES, families::activation());
+}
+
+#[test]
+fn reductions_agree_or_are_rejected() {
+    run_family("reduction", CASES, props::reduction::reduction());
 }
 
 #[test]

@@ -45,6 +45,7 @@ fn persistence(family: &'static str) -> &'static str {
         "goc" => "proptest-regressions/properties-goc.txt",
         "concat" => "proptest-regressions/properties-concat.txt",
         "reshape" => "proptest-regressions/properties-reshape.txt",
+        "reduction" => "proptest-regressions/properties-reduction.txt",
         _ => "proptest-regressions/properties-other.txt",
     }
 }

@@ -3,3 +3,4 @@
 pub mod families;
 pub mod harness;
 pub mod model;
+pub mod reduction;

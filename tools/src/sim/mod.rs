@@ -11,20 +11,30 @@
 //! evidence, is listed in `docs/simulator.md`.
 //!
 //! Modules, one per concern: `program` (container, BARs, bound tensors, chain), `td`
-//! with `reader`, `td_header`, `td_common`, `td_dma`, `td_engine` and `td_pair` (field
-//! decoding; `td_pair`: results kept in L2, operands read from L2, streamed NE sources),
-//! `memory` (BAR buffers, L2, formats), `dma` (tile DMA), `kernel` (kernel DMA), `ne`,
-//! `pe`, `operand` (operands read from L2 and their broadcast), `table` (activation
-//! tables), `exec` (one task), `io` (inputs and outputs). Test-only: `kernel_tests`
-//! (coefficient images built by hand), `record_tests` (Apple's convolution records of the
-//! current compiler, decoded and run), `pair_tests` (the L2 pair modes on tasks built by
-//! hand) and `pair_record_tests` (Apple's NE-producer / PE-consumer records and abs).
+//! with `reader`, `td_header`, `td_common`, `td_dma`, `td_engine`, `td_pair` and
+//! `td_reduce` (field decoding; `td_pair`: results kept in L2 or transposed by the NE,
+//! operands read from L2 and their broadcast flags, streamed NE sources; `td_reduce`: the
+//! planar engine's reduction, its view, L2 layouts, groups and result forms), `memory`
+//! (BAR buffers, L2, formats), `dma` (tile DMA), `kernel` (kernel DMA), `ne`, `pe` (also
+//! the reduction's arithmetic), `operand` (operands read from L2 and their broadcast),
+//! `table` (activation tables), `exec` (one task), `io` (inputs and outputs). Test-only:
+//! `kernel_tests` (coefficient images built by hand), `record_tests` (Apple's convolution
+//! records of the current compiler, decoded and run), `pair_tests` (the L2 pair modes on
+//! tasks built by hand), `pair_record_tests` (Apple's NE-producer / PE-consumer records
+//! and abs), `reduce_tests` (reductions on tasks built by hand), `reduce_record_tests`
+//! (Apple's reductions), `chain_tests` (tasks chained through L2, built by hand:
+//! transposed results, grouped reductions in place, operand 1 broadcast, in place),
+//! `softmax_record_tests` and `layer_norm_record_tests` (Apple's softmax and layer norms).
 
+#[cfg(test)]
+mod chain_tests;
 mod dma;
 mod error;
 mod exec;
 mod io;
 mod kernel;
+#[cfg(test)]
+mod layer_norm_record_tests;
 mod memory;
 mod ne;
 mod operand;
@@ -37,6 +47,12 @@ mod program;
 mod reader;
 #[cfg(test)]
 mod record_tests;
+#[cfg(test)]
+mod reduce_record_tests;
+#[cfg(test)]
+mod reduce_tests;
+#[cfg(test)]
+mod softmax_record_tests;
 mod table;
 mod td;
 mod td_common;
@@ -44,6 +60,7 @@ mod td_dma;
 mod td_engine;
 mod td_header;
 mod td_pair;
+mod td_reduce;
 
 pub use error::SimError;
 pub use io::IoSpec;

@@ -1,6 +1,7 @@
 //! The neural engine: the MAC stage (convolution with kernel size, step, padding, groups
-//! and depthwise, or the unity kernel's per-channel window sum or maximum), then the
-//! bias, the post-scale and the nonlinear stage, for every output element.
+//! and depthwise, the unity kernel's per-channel window sum or maximum, or its maximum or
+//! sum over every input channel of a pixel), then the bias, the post-scale and the
+//! nonlinear stage, for every output element.
 //!
 //! Arithmetic: products and sums in f32 (fp16 x fp16 products are exact in f32; the sum
 //! runs over input channel, then kernel row, then kernel column, rounding at each add),
@@ -92,9 +93,11 @@ pub fn run(p: &Prepared, td: usize, ne: &NeTask, x: &Dense, out: Dims, group: us
     let first = group * out.c;
     let mut y = Dense::zeros(out);
     for (v, (c, d, h, w)) in y.data.iter_mut().zip(Dense::coords(out)) {
-        let acc = match &p.kernel {
-            Some(k) => conv_at(&ne.window, k, x, first + c, depthwise.then_some(c), (d, h, w)),
-            None => window_at(td, ne, x, (c, d, h, w))?,
+        let acc = match (&p.kernel, &ne.mac) {
+            (Some(k), _) => conv_at(&ne.window, k, x, first + c, depthwise.then_some(c), (d, h, w)),
+            (None, Mac::ChannelMax) => channel_max_at(x, (d, h, w)),
+            (None, Mac::ChannelSum) => (0..x.dims.c).map(|c| x.at(c, d, h, w)).sum(),
+            (None, _) => window_at(td, ne, x, (c, d, h, w))?,
         };
         *v = p.post.apply(first + c, acc);
     }
@@ -124,6 +127,11 @@ fn conv_at(
         }
     }
     acc
+}
+
+/// The maximum over every channel of the source at `(d, y, x)` (OpMode 3).
+fn channel_max_at(x: &Dense, (d, y, w): (usize, usize, usize)) -> f32 {
+    (0..x.dims.c).map(|c| x.at(c, d, y, w)).fold(f32::NEG_INFINITY, f32::max)
 }
 
 /// The unity kernel's window sum or maximum of output element `(c, d, oy, ox)`.
@@ -209,6 +217,33 @@ mod tests {
         t.nonlinear = Nonlinear::Relu;
         let y = sim(&t, &x, Dims { c: 2, d: 1, h: 1, w: 1 });
         assert_eq!(y.data, vec![0.0, 1.0]);
+    }
+
+    /// OpMode 3: one output channel, the maximum over the channels of each pixel, then
+    /// the post-scale.
+    #[test]
+    fn channel_max_takes_the_maximum_over_the_channels_of_each_pixel() {
+        let x =
+            dense(5, 1, 3, |c, _, w| [[-3.0, 1.0, -0.5, 2.0, -7.0], [-4.0, -2.0, -1.0, -8.0, -3.0], [0.0; 5]][w][c]);
+        let win = Window { kh: 1, kw: 1, sy: 1, sx: 1, py: 0, px: 0 };
+        let mut t = task(Mac::ChannelMax, win, PadMode::Zero);
+        let out = Dims { c: 1, d: 1, h: 1, w: 3 };
+        assert_eq!(sim(&t, &x, out).data, vec![2.0, -1.0, 0.0]);
+        t.post_scale = 0.5;
+        assert_eq!(sim(&t, &x, out).data, vec![1.0, -0.5, 0.0]);
+    }
+
+    /// The unity kernel without UnicastEn on the multiply-accumulate path: one output
+    /// channel, the sum over the channels of each pixel, then the post stages.
+    #[test]
+    fn channel_sum_adds_the_channels_of_each_pixel() {
+        let x = dense(4, 1, 2, |c, _, w| (c + 1) as f32 * if w == 0 { 1.0 } else { -0.5 });
+        let win = Window { kh: 1, kw: 1, sy: 1, sx: 1, py: 0, px: 0 };
+        let mut t = task(Mac::ChannelSum, win, PadMode::Zero);
+        let out = Dims { c: 1, d: 1, h: 1, w: 2 };
+        assert_eq!(sim(&t, &x, out).data, vec![10.0, -5.0]);
+        t.post_scale = 0.5;
+        assert_eq!(sim(&t, &x, out).data, vec![5.0, -2.5]);
     }
 
     fn kernel_task(depthwise: bool) -> NeTask {

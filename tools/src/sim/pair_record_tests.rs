@@ -13,8 +13,8 @@
 
 use super::exec;
 use super::memory::{Buffer, Memory, L2};
-use super::record_tests::{decode, decode_changed, f, halfword, inputs, record, Change};
-use super::td::{Task, Unit};
+use super::record_tests::{decode_changed, f, halfword, inputs, record, text, Change};
+use super::td::{self, Task, Unit};
 use anec_backend_h13::activation::{self, TableFn};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
@@ -22,13 +22,13 @@ use std::borrow::Cow;
 
 /// A tensor of a record: shape `[N, C, H, W]` and byte strides.
 #[derive(Debug, Clone)]
-struct Surface {
-    shape: [usize; 4],
+pub(super) struct Surface {
+    pub(super) shape: [usize; 4],
     strides: [u64; 4],
 }
 
 impl Surface {
-    fn len(&self) -> usize {
+    pub(super) fn len(&self) -> usize {
         self.shape.iter().product()
     }
 
@@ -45,7 +45,7 @@ impl Surface {
 }
 
 /// The record's inputs (in MIL argument order) and its output.
-fn surfaces(v: &Value) -> (Vec<Surface>, Surface) {
+pub(super) fn surfaces(v: &Value) -> (Vec<Surface>, Surface) {
     let surface = |t: &Value| {
         let n = |a: &Value, i: usize| a[i].as_u64().unwrap();
         let (s, st) = (&t["shape"], &t["strides"]);
@@ -58,16 +58,29 @@ fn surfaces(v: &Value) -> (Vec<Surface>, Surface) {
 }
 
 /// The outcome of a record's tasks: the decoded tasks and the output's fp16 bits.
-struct Ran {
-    tasks: Vec<Task>,
-    y: Vec<u16>,
+pub(super) struct Ran {
+    pub(super) tasks: Vec<Task>,
+    pub(super) y: Vec<u16>,
 }
 
 /// Runs the record `name` with `consts` as `__const` and the inputs `x` (and `z`): `x` is
-/// the last task's source, `z` the first task's (when it does not read `__const`).
-fn run(name: &str, consts: Vec<u8>, values: &[Vec<u16>]) -> Ran {
+/// the source of the last task that loads one, `z` the first task's (when it does not read
+/// `__const`).
+pub(super) fn run(name: &str, consts: Vec<u8>, values: &[Vec<u16>]) -> Ran {
+    run_changed(name, consts, values, &|_| {})
+}
+
+/// [`run`] with `change` made to the register image of every task.
+pub(super) fn run_changed(name: &str, consts: Vec<u8>, values: &[Vec<u16>], change: &Change) -> Ran {
     let (r, v) = record(name);
-    let tasks: Vec<Task> = decode(&r).into_iter().map(|t| t.unwrap()).collect();
+    let d = &r.program_descriptor;
+    let chain = anec_backend_h13::chain::read(&text(&r), d.task_words_minus_one + 1, d.task_count).unwrap();
+    let decode = |(i, t): (usize, &anec_backend_h13::chain::ChainTask)| {
+        let mut img = t.task.image.clone();
+        change(&mut img);
+        td::decode(&img, i).unwrap_or_else(|e| panic!("{name}: {e}"))
+    };
+    let tasks: Vec<Task> = chain.iter().enumerate().map(decode).collect();
     let (ins, out) = surfaces(&v);
     let buf = |name: &str, bytes: Vec<u8>, writable| Buffer { name: name.into(), bytes: Cow::Owned(bytes), writable };
     let fill = |s: &Surface, vals: &[u16]| {
@@ -77,8 +90,9 @@ fn run(name: &str, consts: Vec<u8>, values: &[Vec<u16>]) -> Ran {
         }
         b
     };
-    let last = tasks.last().unwrap();
-    let (xbar, ybar) = (last.sources[0].bar, last.dest.bar);
+    // x: the source of the last task that loads one (the others read L2 in place).
+    let loads = tasks.iter().rev().find(|t| !t.resident).unwrap();
+    let (xbar, ybar) = (loads.sources[0].bar, tasks.last().unwrap().dest.bar);
     let mut buffers = vec![(1, buf("__const", consts, false)), (xbar, buf("x", fill(&ins[0], &values[0]), false))];
     if let (Some(s), Some(z)) = (ins.get(1), values.get(1)) {
         buffers.push((tasks[0].sources[0].bar, buf("z", fill(s, z), false)));
@@ -95,7 +109,7 @@ fn run(name: &str, consts: Vec<u8>, values: &[Vec<u16>]) -> Ran {
 }
 
 /// `x` of the record's first input shape, seeded values in [-2, 2).
-fn x_of(name: &str, input: usize) -> Vec<u16> {
+pub(super) fn x_of(name: &str, input: usize) -> Vec<u16> {
     let (ins, _) = surfaces(&record(name).1);
     inputs(ins[input].len())
 }
@@ -127,7 +141,7 @@ fn apple_real_div_keeps_the_reciprocal_packed_in_l2() {
     let (x, z) = (x_of(name, 0), positive(&x_of(name, 1)));
     let ran = run(name, consts, &[x.clone(), z.clone()]);
     let (p, c) = (&ran.tasks[0], &ran.tasks[1]);
-    assert!(p.packed && !p.store && c.store && !c.packed);
+    assert!(p.transposed && !p.store && c.store && !c.transposed);
     let op = c.operand.unwrap();
     assert_eq!((op.broadcast, op.region.base, op.region.channel, op.dims.c), (0x200, 0, 2, 64));
     let table = activation::layout(TableFn::Reciprocal);
@@ -214,7 +228,7 @@ fn apple_pair_fields_outside_the_model_are_load_errors() {
     let add = "env_bcast_add_1x64x8x8_runtime_1x64x1x1";
     let mul = "binary_mul_c512_constant_blob";
     let abs = "unary_abs_c64";
-    let cases: [(&str, usize, &Change, &str); 17] = [
+    let cases: [(&str, usize, &Change, &str); 19] = [
         // The result kept in L2 but DstLoc says DRAM; WBE without a destination.
         (add, 0, &|i| i.set("aneTD.Header[6].DstLoc", 1).unwrap(), "aneTD.Header[6].DstLoc = 0x1: DstLoc"),
         (add, 0, &|i| i.set("aneTD.Header[8].WBE", 1).unwrap(), "aneTD.Header[8].WBE = 0x1: WBE"),
@@ -223,31 +237,36 @@ fn apple_pair_fields_outside_the_model_are_load_errors() {
         // ResultType 2 (to DRAM) with the destination off; kept with L2BfrMode 1.
         (add, 0, &|i| i.set("L2.ResultCfg.ResultType", 2).unwrap(), "L2.ResultCfg.ResultType = 0x2: 0 (the result"),
         (add, 0, &|i| i.set("L2.ResultCfg.L2BfrMode", 1).unwrap(), "L2.ResultCfg.L2BfrMode = 0x1: a result kept"),
-        // A packed result of 2 rows; packed strides other than one row.
+        // A transposed result of 2 columns whose plane word holds one; a row stride
+        // shorter than the plane.
         (
             div,
             0,
             &|i| {
-                for f in ["Common.InDim.Hin", "Common.OutDim.Hout", "Common.TileCfg.TileHeight"] {
+                for f in ["Common.InDim.Win", "Common.OutDim.Wout"] {
                     i.set(f, 2).unwrap();
                 }
             },
-            "Common.Cfg bit 28 (word 0x15c) = 0x1: a packed result",
+            "Common.Cfg bit 28 (word 0x15c) = 0x1: a transposed result of 64 x 1 x 2 is modelled with word 0x220 = \
+             W x channel stride = 0x100",
         ),
         (
             div,
             0,
-            &|i| i.set("L2.ConvResultRowStride.Stride", 9).unwrap(),
-            "Common.Cfg bit 28 (word 0x15c) = 0x1: a packed result of 64 channels",
+            &|i| i.set("L2.ConvResultRowStride.Stride", 7).unwrap(),
+            "Common.Cfg bit 28 (word 0x15c) = 0x1: a transposed result of 64 x 1 x 1",
         ),
         // Bit 28 on a planar-engine task.
         (abs, 0, &|i| i.set_raw(0x15C, i.word(0x15C) | 1 << 28), "word 0x15c unnamed bits = 0x10000021"),
-        // Broadcast flags: an unknown one, per-channel mixed with an axis, three operands
+        // Broadcast flags: the third loop, per-channel mixed with C, both operands
+        // broadcast, operand 1 broadcast while loaded by the tile DMA, three operands
         // with axis flags, flags on a one-operand task.
         (add, 1, &|i| i.set_raw(0x158, 0x40), "word 0x158 = 0x40"),
-        (div, 1, &|i| i.set_raw(0x158, 0x210), "word 0x158 = 0x210"),
+        (div, 1, &|i| i.set_raw(0x158, 0x280), "word 0x158 = 0x280"),
+        (add, 1, &|i| i.set_raw(0x158, 0x31), "word 0x158 = 0x31: the flags of one operand"),
+        (add, 1, &|i| i.set_raw(0x158, 0x1), "word 0x158 = 0x1: operand-1 broadcast flags are modelled for a"),
         (mul, 1, &|i| i.set_raw(0x158, 0x30), "word 0x158 = 0x30: three operands"),
-        (abs, 0, &|i| i.set_raw(0x158, 0x10), "word 0x158 = 0x10: operand-2 broadcast flags without"),
+        (abs, 0, &|i| i.set_raw(0x158, 0x10), "word 0x158 = 0x10: one operand is modelled with 0, 0x100"),
         // On an NE task word 0x158 is not read at all.
         (add, 0, &|i| i.set_raw(0x158, 0x200), "word 0x158 = 0x200: bits set that no modelled field covers"),
         // The packed vector's channel word is not its row; a second plane word.

@@ -56,6 +56,8 @@ fn task(unit: Unit, d: Dims, bar: u8, at: Region, result: Region) -> Task {
         out_dims: d,
         sources: vec![tile(bar, d)],
         resident: false,
+        source_step: 0,
+        source_box: d,
         dest: tile(9, d),
         l2_sources: vec![at],
         l2_result: result,
@@ -63,7 +65,7 @@ fn task(unit: Unit, d: Dims, bar: u8, at: Region, result: Region) -> Task {
         unit,
         repeats: 1,
         store: true,
-        packed: false,
+        transposed: false,
         streamed: false,
         operand: None,
     }
@@ -112,7 +114,7 @@ fn z(c: usize) -> f32 {
 fn a_packed_vector_is_one_row_read_per_channel() {
     let zd = dims(20, 1, 1);
     let mut p = producer(zd, 6, region(0x40, zd), Region { base: 0, channel: 0x30, row: 0x30, depth: 0 });
-    p.packed = true;
+    p.transposed = true;
     let xd = dims(20, 2, 3);
     let (xt, zt) = (tile(4, xd), tile(6, zd));
     let mut mem = Memory::new(vec![

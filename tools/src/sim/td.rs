@@ -1,7 +1,8 @@
 //! One TD decoded by field name into a typed task: the assembly of the per-block decoders
 //! of `td_header.rs` (chain, BARs, engine enable), `td_common.rs` (Common block),
-//! `td_dma.rs` (tile DMA, L2), `td_engine.rs` (kernel DMA, NE, PE) and `td_pair.rs` (a
-//! result kept in L2, an operand read from L2, a source streamed to the NE).
+//! `td_dma.rs` (tile DMA, L2), `td_engine.rs` (kernel DMA, NE, PE), `td_pair.rs` (a
+//! result kept in L2, an operand read from L2, a source streamed to the NE) and
+//! `td_reduce.rs` (the planar engine's reduction: its view, L2 layout and PE block).
 //!
 //! Every named field of the register map is looked at; each one is either interpreted,
 //! accepted as having no effect on values (cache hints, event logging, scheduling), or
@@ -15,6 +16,7 @@ use super::reader::Reader;
 use super::td_dma::{self, L2Layout, Tiles};
 use super::td_engine;
 use super::td_pair;
+use super::td_reduce;
 use anec_backend_h13::td::TdImage;
 
 pub use super::td_common::{common, Common, Operands};
@@ -88,6 +90,12 @@ pub enum Mac {
     Sum,
     /// Unity kernel with MaxPoolMode (MACCfg bit 19): the maximum over the window.
     Max,
+    /// Unity kernel with OpMode 3 and UnicastCin = Cin: output channel 0 is the maximum
+    /// over every input channel of the same pixel (Apple's reduce_max over C).
+    ChannelMax,
+    /// Unity kernel with OpMode 0 and no UnicastEn: output channel 0 is the sum over every
+    /// input channel of the same pixel (Apple's softmax over C).
+    ChannelSum,
 }
 
 /// The NE's nonlinear stage.
@@ -154,6 +162,76 @@ pub struct PeTask {
     pub bias: f32,
 }
 
+/// What a planar-engine reduction combines (PE word 0x22c, low bits: 0, 2, 3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReduceOp {
+    /// The sum (a mean is the sum times 1/N, the final scale).
+    Sum,
+    /// The maximum.
+    Max,
+    /// The minimum.
+    Min,
+}
+
+/// What a planar-engine reduction does with its reduced value last (word 0x22c bits 12
+/// and 13).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PostOp {
+    /// Nothing.
+    None,
+    /// Bit 12: `1 / v` (softmax's denominator).
+    Reciprocal,
+    /// Bit 13: `1 / sqrt(v)` (the layer norms' rstd).
+    Rsqrt,
+}
+
+/// A planar-engine reduction (Common.Cfg 0x51, or 0x61 with a second operand from L2):
+/// per element of a channel of the view `u = ±a (+ b)`, squared when word 0x22c bit 4
+/// says so, combined by `op` over depth, rows and columns, then
+/// `post((v + bias) * scale * final_scale + epsilon)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PeReduce {
+    /// What it combines.
+    pub op: ReduceOp,
+    /// The fp16 bias of BiasScale (low half of word 0x230).
+    pub bias: f32,
+    /// The fp16 scale of BiasScale (high half).
+    pub scale: f32,
+    /// The fp32 of word 0x238 (1/N for a mean).
+    pub final_scale: f32,
+    /// The fp16 low half of word 0x234, added before the post-op (the layer norms' epsilon
+    /// with rsqrt; 0 otherwise).
+    pub epsilon: f32,
+    /// The post-op.
+    pub post: PostOp,
+    /// Word 0x22c bit 4: each element is squared before it is combined.
+    pub square: bool,
+    /// Word 0x22c bit 16: operand 1 is negated (the layer norms' `x - mean`, the mean
+    /// operand 1).
+    pub negate1: bool,
+    /// Word 0x158 bit 0x400: the results of a group go along W of one packed row (channel
+    /// c at c x element size); otherwise one value per channel, one channel stride apart.
+    pub packed: bool,
+}
+
+#[cfg(test)]
+impl PeReduce {
+    /// A reduction `op` with the final scale `final_scale` and nothing else.
+    pub fn plain(op: ReduceOp, final_scale: f32) -> PeReduce {
+        PeReduce {
+            op,
+            bias: 0.0,
+            scale: 1.0,
+            final_scale,
+            epsilon: 0.0,
+            post: PostOp::None,
+            square: false,
+            negate1: false,
+            packed: false,
+        }
+    }
+}
+
 /// The engine a task runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Unit {
@@ -161,6 +239,8 @@ pub enum Unit {
     Ne(NeTask),
     /// Planar engine only (ENE 0).
     Pe(PeTask),
+    /// The planar engine's per-channel reduction (ENE 0, Common.Cfg 0x51).
+    Reduce(PeReduce),
 }
 
 /// One decoded TD.
@@ -170,13 +250,22 @@ pub struct Task {
     pub index: usize,
     /// Source dimensions (every source has them).
     pub in_dims: Dims,
-    /// Result dimensions.
+    /// Result dimensions (Common OutDim, Cout and word 0x140; a reduction states its view,
+    /// equal to the source's).
     pub out_dims: Dims,
     /// The tile-DMA sources (one or two).
     pub sources: Vec<Tile>,
     /// The first source is not loaded: the task reads its L2 region as an earlier task
     /// left it (TileDMASrc.DMAConfig.En 0, L2.SourceCfg.SourceType 0).
     pub resident: bool,
+    /// Bytes between the first source's L2 regions of successive repeats: the group step
+    /// (word 0x1f8) of a reduction reading its source in place with NumGroups > 1; 0
+    /// otherwise (a loaded source moves by its tile's GroupStride instead).
+    pub source_step: u64,
+    /// The box the first source holds: the source dimensions, with extent 1 along each
+    /// axis operand 1 is broadcast along (word 0x158 bits 0x1, 0x2, 0x8; 0x100: one value
+    /// per channel, packed).
+    pub source_box: Dims,
     /// The tile-DMA destination.
     pub dest: Tile,
     /// L2 regions of each source.
@@ -195,12 +284,14 @@ pub struct Task {
     /// The result goes to DRAM through the destination tile DMA; otherwise it is kept in
     /// L2 for a later task (ResultType 0, DstLoc 0, TileDMADst.DMAConfig.En 0).
     pub store: bool,
-    /// The NE writes its `Cout x 1 x 1` result transposed, as one packed row of Cout
-    /// values at the result base (Common.Cfg bit 28).
-    pub packed: bool,
-    /// The first source is streamed to the NE: its L2 channel stride (0x100) is shorter
-    /// than its row, so the values go from the tile DMA to the NE through a staging area
-    /// of one 0x100-byte piece per row and channel, whose bytes are not modelled.
+    /// The NE writes its `C x H x W` result with C and W swapped (Common.Cfg bit 28):
+    /// element `(c, h, w)` at ResultBase + h x row + w x channel + c x element size (a
+    /// `Cout x 1 x 1` result is one packed row).
+    pub transposed: bool,
+    /// The first source is streamed to the engine: its L2 channel stride (0x100 on the NE,
+    /// 0x80 for a planar-engine reduction) is shorter than its row, so the values go from
+    /// the tile DMA to the engine through a staging area of one piece (a channel stride)
+    /// per row, channel and depth slice, whose bytes are not modelled.
     pub streamed: bool,
     /// The planar engine's operand(s) read from L2 where an earlier task left them.
     pub operand: Option<L2Operand>,
@@ -224,21 +315,28 @@ pub struct L2Operand {
 }
 
 impl Task {
-    /// The box the L2 result holds: `1 x 1 x Cout` when packed.
+    /// The box the L2 result holds (and the destination stores, per repeat): `W x H x C`
+    /// when the NE transposes it, for a reduction one value per channel of the view
+    /// (`C x 1 x 1`, or `1 x 1 x C` packed along one row).
     pub fn result_dims(&self) -> Dims {
-        match self.packed {
-            true => Dims { c: 1, d: 1, h: 1, w: self.out_dims.c },
-            false => self.out_dims,
+        let o = self.out_dims;
+        match (self.transposed, &self.unit) {
+            (true, _) => Dims { c: o.w, d: 1, h: o.h, w: o.c },
+            (false, Unit::Reduce(p)) if p.packed => Dims { c: 1, d: 1, h: 1, w: o.c },
+            (false, Unit::Reduce(_)) => Dims { c: o.c, d: 1, h: 1, w: 1 },
+            (false, _) => o,
         }
     }
 
-    /// The box the first source occupies in L2: one 0x100-byte piece per row and channel
-    /// when it is streamed.
+    /// The box the first source occupies in L2: one piece (its channel stride) per row,
+    /// channel and depth slice when it is streamed; its broadcast box when operand 1 is
+    /// broadcast.
     pub fn source_dims(&self) -> Dims {
         let size = self.sources.first().map_or(1, |t| t.fmt.size());
+        let piece = self.l2_sources.first().map_or(1, |r| usize::try_from(r.channel).unwrap_or(usize::MAX));
         match self.streamed {
-            true => Dims { w: self.in_dims.w.min(td_pair::STREAM_PIECE / size), ..self.in_dims },
-            false => self.in_dims,
+            true => Dims { w: self.in_dims.w.min(piece / size), ..self.in_dims },
+            false => self.source_box,
         }
     }
 }
@@ -250,7 +348,7 @@ pub fn decode(img: &TdImage, index: usize) -> Result<Task, SimError> {
     let pe = h.ene == 0;
     let c = common(&mut r, &h)?;
     let tiles = td_dma::tiles(&mut r, &h, &c, pe)?;
-    let l2 = td_dma::l2(&mut r, c.operands)?;
+    let l2 = td_dma::l2(&mut r, &c)?;
     let kernel = td_engine::kernel_dma(&mut r, h.kbar.is_some())?;
     let unit = td_engine::unit(&mut r, &h, &c, &kernel, l2.padding)?;
     check_l2_mode(&r, &l2)?;
@@ -267,8 +365,9 @@ fn check_l2_mode(r: &Reader, l2: &L2Layout) -> Result<(), SimError> {
 }
 
 /// A source read from L2 (SourceType 0) exactly when the tile DMA does not load it, and
-/// only for a task with one source that runs once.
-fn check_resident(r: &Reader, tiles: &Tiles, l2: &L2Layout, repeats: usize) -> Result<(), SimError> {
+/// only for a task with one source that runs once, or a reduction looping over groups
+/// (each group's view one step further, `td_reduce::resident_region`).
+fn check_resident(r: &Reader, tiles: &Tiles, l2: &L2Layout, repeats: usize, reduce: bool) -> Result<(), SimError> {
     let field = "L2.SourceCfg.SourceType";
     if l2.resident == tiles.loaded {
         let reason = match tiles.loaded {
@@ -277,8 +376,9 @@ fn check_resident(r: &Reader, tiles: &Tiles, l2: &L2Layout, repeats: usize) -> R
         };
         return Err(r.err(field, if l2.resident { 0 } else { 1 }, reason));
     }
-    if l2.resident && (tiles.sources.len() > 1 || repeats > 1) {
-        let reason = "a source read from L2 is modelled for a task with one source that runs once (NumGroups 1)";
+    if l2.resident && (tiles.sources.len() > 1 || (repeats > 1 && !reduce)) {
+        let reason = "a source read from L2 is modelled for a task with one source that runs once (NumGroups 1), or \
+                      a reduction over groups";
         return Err(r.err(field, 0, reason));
     }
     Ok(())
@@ -306,38 +406,56 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
     let first = l2.sources.first().copied().ok_or_else(|| r.err("L2.SourceCfg", 0, "no source region"))?;
     let conv = matches!(&unit, Unit::Ne(NeTask { mac: Mac::Kernel { .. }, .. }));
     let repeats = match unit {
-        Unit::Pe(_) => c.groups,
+        Unit::Pe(_) | Unit::Reduce(_) => c.groups,
         Unit::Ne(_) if conv => c.groups,
         Unit::Ne(_) => 1,
     };
-    check_resident(r, &tiles, l2, repeats)?;
-    // L2BfrMode 1: a convolution's result is dense (see `conv_result`); any other task's
-    // is laid out like the first source (Apple's relu, sigmoid and sum write no result
-    // strides). L2BfrMode 0: by the convolution-result strides.
-    let l2_result = match (l2.result_mode, conv) {
-        (1, true) => conv_result(r, c, l2.result.base, tiles.dest.fmt.size(), repeats)?,
-        (1, false) => Region { base: l2.result.base, ..first },
-        _ => l2.result,
-    };
-    // A convolution's groups write their channels side by side.
-    let result_step = if conv { (c.out_dims.c as u64).saturating_mul(l2_result.channel) } else { 0 };
+    check_resident(r, &tiles, l2, repeats, matches!(unit, Unit::Reduce(_)))?;
     td_pair::check_result(r, c, &tiles, l2)?;
+    let (source_box, first) = td_pair::source_box(r, c, l2, first)?;
     let operand = td_pair::operand(r, c, l2)?;
+    let (l2_result, result_step) = match &unit {
+        Unit::Reduce(p) => td_reduce::result(r, c, &tiles, l2, p, first)?,
+        _ => {
+            // L2BfrMode 1: a convolution's result is dense (see `conv_result`); any other
+            // task's is laid out like its full-shaped source: the first, or operand 2 when
+            // operand 1 is broadcast (Apple's relu, sigmoid, sum and softmax's normalize
+            // step write no result strides). L2BfrMode 0: by the convolution-result strides.
+            let full = match operand {
+                Some(op) if source_box != c.in_dims => op.region,
+                _ => first,
+            };
+            let region = match (l2.result_mode, conv) {
+                (1, true) => conv_result(r, c, l2.result.base, tiles.dest.fmt.size(), repeats)?,
+                (1, false) => Region { base: l2.result.base, ..full },
+                _ => l2.result,
+            };
+            // A convolution's groups write their channels side by side.
+            let step = if conv { (c.out_dims.c as u64).saturating_mul(region.channel) } else { 0 };
+            (region, step)
+        }
+    };
     let streamed = td_pair::streamed(c, &tiles, l2, matches!(unit, Unit::Ne(_)));
+    let mut l2_sources = l2.sources.clone();
+    if let Some(s) = l2_sources.first_mut() {
+        *s = first;
+    }
     Ok(Task {
         index: r.td(),
         in_dims: c.in_dims,
         out_dims: c.out_dims,
         sources: tiles.sources,
         resident: l2.resident,
+        source_step: l2.source_step,
+        source_box,
         dest: tiles.dest,
-        l2_sources: l2.sources.clone(),
+        l2_sources,
         l2_result,
         result_step,
         repeats,
         unit,
         store: tiles.stored,
-        packed: c.packed,
+        transposed: c.transposed,
         streamed,
         operand,
     })

@@ -1,13 +1,15 @@
 //! Decoding of the Common block of a TD: dimensions, formats, the window, groups, the
 //! task configuration (Common.Cfg, whose unnamed bits say where the planar engine's
-//! operands come from and whether the NE writes a packed row) and word 0x158 (how an
-//! operand read from L2 is broadcast).
+//! operands come from, whether it reduces, and whether the NE writes its result
+//! transposed) and word 0x158 (how the operands read from L2 are broadcast; a
+//! reduction's packed result).
 
 use super::error::SimError;
 use super::memory::{Dims, Fmt};
 use super::reader::Reader;
 use super::td::Window;
 use super::td_header::Header;
+use super::td_reduce;
 
 /// The Common block as the simulator uses it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -28,11 +30,19 @@ pub struct Common {
     pub groups: usize,
     /// UnicastEn.
     pub unicast: bool,
+    /// UnicastCin: 1, or Cin for the NE's maximum over the channels.
+    pub unicast_cin: usize,
     /// Where the planar engine's operands come from (Common.Cfg unnamed bits; `One` on
     /// the NE).
     pub operands: Operands,
-    /// Common.Cfg bit 28 (NE): the result is written as one packed row.
-    pub packed: bool,
+    /// Common.Cfg bit 28 (NE) or word 0x158 bit 0x400 (an elementwise planar-engine
+    /// task): the result is written with C and W swapped.
+    pub transposed: bool,
+    /// The field that says so, for errors.
+    pub transposed_field: &'static str,
+    /// Common.Cfg 0x51 or 0x61 (planar engine): the per-channel reduction of the view (of
+    /// one operand, or of two with 0x61: `operands` TwoL2).
+    pub reduce: bool,
     /// Word 0x158 (planar engine): how the operand read from L2 is broadcast.
     pub broadcast: u32,
 }
@@ -53,21 +63,25 @@ fn extent(r: &mut Reader, name: &str) -> Result<usize, SimError> {
 /// unnamed words, its RBE1 must agree with the operand class of Common.Cfg.
 pub fn common(r: &mut Reader, h: &Header) -> Result<Common, SimError> {
     let pe = h.ene == 0;
-    let (operands, packed) = config(r, h)?;
+    let (operands, cfg_transposed, reduce) = config(r, h)?;
     // On the NE word 0x158 is not read: a bit set there is left to `Reader::finish`.
-    let broadcast = if pe { broadcast(r, operands)? } else { 0 };
-    let depth = "depth > 1 is not modelled (the L2 depth layout is unknown)";
-    r.fixed_word(0x12C, u32::MAX, &[1], &format!("source depth: {depth}"))?;
-    r.fixed_word(0x140, u32::MAX, &[1], &format!("result depth: {depth}"))?;
+    let broadcast = match (pe, reduce) {
+        (true, true) => td_reduce::result_word(r, operands)?,
+        (true, false) => broadcast(r, operands)?,
+        (false, _) => 0,
+    };
+    let pe_transposed = pe && !reduce && broadcast & TRANSPOSED_RESULT != 0;
+    let transposed_field = if pe { "word 0x158 bit 0x400" } else { "Common.Cfg bit 28 (word 0x15c)" };
+    let depth = td_reduce::depth(r, reduce)?;
     let in_dims = Dims {
         c: extent(r, "Common.Cin.Cin")?,
-        d: 1,
+        d: depth,
         h: extent(r, "Common.InDim.Hin")?,
         w: extent(r, "Common.InDim.Win")?,
     };
     let out_dims = Dims {
         c: extent(r, "Common.Cout.Cout")?,
-        d: 1,
+        d: depth,
         h: extent(r, "Common.OutDim.Hout")?,
         w: extent(r, "Common.OutDim.Wout")?,
     };
@@ -85,14 +99,18 @@ pub fn common(r: &mut Reader, h: &Header) -> Result<Common, SimError> {
     let groups = extent(r, "Common.GroupConvCfg.NumGroups")?;
     let unicast = r.get("Common.GroupConvCfg.UnicastEn")? == 1;
     r.fixed("Common.GroupConvCfg.ElemMultMode", &[0])?;
-    r.fixed("Common.GroupConvCfg.UnicastCin", &[1])?;
+    let unicast_cin = unicast_cin(r, in_dims.c)?;
+    // A reduction combines every row whatever tiles the engine walks them in (Apple's
+    // layer norms: a kept reduction over 64 rows of 8 in tiles of 32); any other task is
+    // modelled in one tile.
     let tile = r.get("Common.TileCfg.TileHeight")?;
-    if tile != out_dims.h as u64 {
-        return Err(r.err(
-            "Common.TileCfg.TileHeight",
-            tile,
-            "only one tile of the whole output height (Hout) is modelled",
-        ));
+    let one_tile = tile == out_dims.h as u64;
+    if !(one_tile || reduce && tile >= 1 && tile <= out_dims.h as u64) {
+        let reason = match reduce {
+            true => "a reduction is modelled with tiles of 1 to Hout rows",
+            false => "only one tile of the whole output height (Hout) is modelled",
+        };
+        return Err(r.err("Common.TileCfg.TileHeight", tile, reason));
     }
     common_config(r, pe)?;
     Ok(Common {
@@ -104,10 +122,24 @@ pub fn common(r: &mut Reader, h: &Header) -> Result<Common, SimError> {
         ocg_size,
         groups,
         unicast,
+        unicast_cin,
         operands,
-        packed,
+        transposed: cfg_transposed || pe_transposed,
+        transposed_field,
+        reduce,
         broadcast,
     })
+}
+
+/// UnicastCin: 1 (each output channel reads one input channel, or the kernel's), or Cin
+/// (the NE's maximum over every input channel; the engine decoder ties it to OpMode 3).
+fn unicast_cin(r: &mut Reader, cin: usize) -> Result<usize, SimError> {
+    let field = "Common.GroupConvCfg.UnicastCin";
+    match r.get(field)? {
+        1 => Ok(1),
+        v if v == cin as u64 => Ok(cin),
+        v => Err(r.err(field, v, format!("1, or Cin = {cin} (the NE's maximum over the channels), is modelled"))),
+    }
 }
 
 fn window(r: &mut Reader) -> Result<Window, SimError> {
@@ -169,25 +201,33 @@ pub enum Operands {
     ThreeL2,
 }
 
-/// Common.Cfg bit 28 on the NE: the result is written transposed into one packed row.
-const CFG_PACKED: u32 = 1 << 28;
+/// Common.Cfg bit 28 on the NE: the result is written with C and W swapped.
+const CFG_TRANSPOSED: u32 = 1 << 28;
 
-/// Common.Cfg's unnamed bits: the operand class (checked against RBE1) and, on the NE,
-/// the packed-result bit 28.
-fn config(r: &mut Reader, h: &Header) -> Result<(Operands, bool), SimError> {
+/// Common.Cfg 0x51 on the planar engine: bit 0 with mode 5 in bits 4..6, the
+/// per-channel reduction; 0x61 (mode 6) the reduction of two operands, the second read
+/// from L2 (the layer norms' variance, `normalization.md` §2).
+const CFG_REDUCE: u32 = 0x51;
+const CFG_REDUCE_TWO: u32 = 0x61;
+
+/// Common.Cfg's unnamed bits: the operand class (checked against RBE1), on the NE the
+/// transposed-result bit 28, on the planar engine the reduction (0x51, 0x61).
+fn config(r: &mut Reader, h: &Header) -> Result<(Operands, bool, bool), SimError> {
     let v = r.other_bits(0x15C);
     let rbe1 = h.sources[1].is_some();
     let class = match (h.ene == 0, v) {
-        (false, 0x1) => Some((Operands::One, false)),
-        (false, v) if v == 0x1 | CFG_PACKED => Some((Operands::One, true)),
-        (true, 0x21) => Some((Operands::One, false)),
-        (true, 0x33 | 0x43) => Some((Operands::TwoDram, false)),
-        (true, 0x31) => Some((Operands::TwoL2, false)),
-        (true, 0x41) => Some((Operands::ThreeL2, false)),
+        (false, 0x1) => Some((Operands::One, false, false)),
+        (false, v) if v == 0x1 | CFG_TRANSPOSED => Some((Operands::One, true, false)),
+        (true, 0x21) => Some((Operands::One, false, false)),
+        (true, CFG_REDUCE) => Some((Operands::One, false, true)),
+        (true, CFG_REDUCE_TWO) => Some((Operands::TwoL2, false, true)),
+        (true, 0x33 | 0x43) => Some((Operands::TwoDram, false, false)),
+        (true, 0x31) => Some((Operands::TwoL2, false, false)),
+        (true, 0x41) => Some((Operands::ThreeL2, false, false)),
         _ => None,
     };
-    let allowed = if h.ene == 0 { "0x21, 0x31, 0x33, 0x41 or 0x43" } else { "0x1 or 0x10000001" };
-    let Some((operands, packed)) = class else {
+    let allowed = if h.ene == 0 { "0x21, 0x31, 0x33, 0x41, 0x43, 0x51 or 0x61" } else { "0x1 or 0x10000001" };
+    let Some((operands, transposed, reduce)) = class else {
         let reason = format!("{allowed} is modelled for this engine path");
         return Err(r.err("word 0x15c unnamed bits", v.into(), reason));
     };
@@ -196,7 +236,7 @@ fn config(r: &mut Reader, h: &Header) -> Result<(Operands, bool), SimError> {
                       are 0x33 or 0x43";
         return Err(r.err("aneTD.Header[8].RBE1", u64::from(rbe1), reason));
     }
-    Ok((operands, packed))
+    Ok((operands, transposed, reduce))
 }
 
 /// Word 0x158 flags: operand 2 broadcast along W, H, C; a packed vector of one value per
@@ -208,31 +248,63 @@ pub const BROADCAST_H: u32 = 0x20;
 pub const BROADCAST_C: u32 = 0x80;
 /// See [`BROADCAST_W`].
 pub const PER_CHANNEL: u32 = 0x200;
+/// Word 0x158 flags of operand 1 (the first source, read in place): broadcast along W,
+/// H, C; a packed vector of one value per channel.
+pub const OPERAND1_W: u32 = 0x1;
+/// See [`OPERAND1_W`].
+pub const OPERAND1_H: u32 = 0x2;
+/// See [`OPERAND1_W`] (the third loop: depth).
+pub const OPERAND1_D: u32 = 0x4;
+/// See [`OPERAND1_W`].
+pub const OPERAND1_C: u32 = 0x8;
+/// See [`OPERAND1_W`].
+pub const OPERAND1_PACKED: u32 = 0x100;
+/// Word 0x158 bit 0x400 of an elementwise planar-engine task: its result is written
+/// packed, the view's channels along W (C and W swapped, as the NE's Common.Cfg bit 28).
+pub const TRANSPOSED_RESULT: u32 = 0x400;
+/// Every operand-1 flag, every operand-2 flag.
+pub const OPERAND1_FLAGS: u32 = OPERAND1_W | OPERAND1_H | OPERAND1_D | OPERAND1_C | OPERAND1_PACKED;
+const OPERAND2_FLAGS: u32 = BROADCAST_W | BROADCAST_H | BROADCAST_C | PER_CHANNEL;
 
-/// Word 0x158 of a planar-engine task: 0 unless an operand comes from L2; then any of the
-/// W, H, C broadcast flags (none: the operand has the source's shape) or the packed
-/// per-channel vector, which is the only layout of the three-operand rows.
+/// Word 0x158 of a planar-engine task: 0 unless an operand comes from L2. With two
+/// operands (Cfg 0x31), the flags of one of them: operand 2's W, H, C (none: the
+/// operand has the source's shape) or packed per-channel vector (with or without the W
+/// and H flags it implies), or operand 1's (softmax's normalize step: 0x1, 0x101). With
+/// three (Cfg 0x41) the per-channel rows: packed (0x200) or one line per channel (0),
+/// or one value for every channel (0x80).
 fn broadcast(r: &mut Reader, operands: Operands) -> Result<u32, SimError> {
     let v = r.word(0x158, u32::MAX);
-    let axes = BROADCAST_W | BROADCAST_H | BROADCAST_C;
+    let (one, two) = (v & OPERAND1_FLAGS, v & OPERAND2_FLAGS);
     let ok = match operands {
-        Operands::One | Operands::TwoDram => v == 0,
-        Operands::TwoL2 => v & !axes == 0 || v == PER_CHANNEL,
-        Operands::ThreeL2 => v == PER_CHANNEL,
+        Operands::TwoDram => v == 0,
+        // A copy that packs its result (0x400) or unpacks a packed source (0x100): the
+        // layer norms over C (`norm_layer_norm_ax1_1x64x1x1`).
+        Operands::One => [0, OPERAND1_PACKED, TRANSPOSED_RESULT].contains(&v),
+        Operands::TwoL2 => {
+            v & !(OPERAND1_FLAGS | OPERAND2_FLAGS | TRANSPOSED_RESULT) == 0
+                && (one == 0 || two == 0)
+                && !(two & PER_CHANNEL != 0 && two & BROADCAST_C != 0)
+                && !(one & OPERAND1_PACKED != 0 && one & OPERAND1_C != 0)
+        }
+        Operands::ThreeL2 => v & !(BROADCAST_C | PER_CHANNEL) == 0 && v != BROADCAST_C | PER_CHANNEL,
     };
     if ok {
         return Ok(v);
     }
     let reason = match operands {
-        Operands::One | Operands::TwoDram => {
-            "operand-2 broadcast flags without an operand read from L2 (Cfg 0x31 / 0x41)"
+        Operands::TwoDram => "operand broadcast flags without an operand read from L2 (Cfg 0x31 / 0x41)",
+        Operands::One => {
+            "one operand is modelled with 0, 0x100 (operand 1 a packed vector) or 0x400 (the result packed); \
+             broadcast flags need an operand read from L2 (Cfg 0x31 / 0x41)"
         }
         Operands::TwoL2 => {
-            "the flags 0x10 (W), 0x20 (H), 0x80 (C) in any combination, or 0x200 alone (a packed \
-                            per-channel vector), are modelled"
+            "the flags of one operand are modelled: operand 2's 0x10 (W), 0x20 (H), 0x80 (C) or 0x200 (a packed \
+             per-channel vector, not with 0x80), or operand 1's 0x1, 0x2, 0x4, 0x8 or 0x100 (not with 0x8), and \
+             0x400 (the result packed); operand 2's third loop (0x40) is not"
         }
         Operands::ThreeL2 => {
-            "three operands (Cfg 0x41) are modelled as the rows of a packed per-channel vector (0x200)"
+            "three operands (Cfg 0x41) are modelled as per-channel rows: 0x200 (packed), 0 (one line per \
+             channel) or 0x80 (one value)"
         }
     };
     Err(r.err("word 0x158", v.into(), reason))

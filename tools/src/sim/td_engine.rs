@@ -1,6 +1,8 @@
 //! Decoding of the compute blocks of a TD: the kernel DMA (16 coefficient channels and
 //! the four header streams), the NE (MAC, bias, post-scale, nonlinear stage) and the
 //! planar engine, with the checks that tie them to the header's ENE and the Common block.
+//! The planar engine's reduction block is read by `td_reduce.rs`; the NE's maximum over
+//! the channels (MACCfg.OpMode 3 with UnicastCin = Cin) here.
 //!
 //! The header streams (configs 0xf4.., bases 0x104.., sizes 0x114.., in the coefficient
 //! channels' encoding) are bias, post-scale, palette LUT and activation LUT, as
@@ -13,6 +15,7 @@ use super::error::SimError;
 use super::kernel::{Layout, NES};
 use super::memory::Fmt;
 use super::td::{Common, Header, Mac, NeTask, Nonlinear, Operands, PadMode, PeOp, PeTask, Stream, Unit};
+use super::td_reduce;
 use half::f16;
 
 use super::reader::Reader;
@@ -35,6 +38,9 @@ const PE_OP: u32 = 0x7 << 2;
 const PE_SECOND: u32 = 1 << 19;
 const PE_NEGATE: u32 = 1 << 18;
 const PE_ABS: u32 = 1 << 6;
+/// NE.KernelCfg unnamed bits 12 and 14 of a planar-engine task (links to other
+/// planar-engine tasks, no data meaning).
+const PE_LINK_BITS: u32 = 1 << 12 | 1 << 14;
 /// MACCfg unnamed bits: 19 MaxPoolMode, 20..22 ArgOutputSelect.
 const MAX_POOL_BIT: u32 = 1 << 19;
 const ARG_OUTPUT_SELECT: u32 = 0x7 << 20;
@@ -42,9 +48,11 @@ const ARG_OUTPUT_SELECT: u32 = 0x7 << 20;
 /// The name of the planar-engine path in messages.
 const PE_PATH: &str = "planar-engine";
 
-/// MACCfg.OpMode of the pass path and of the multiply-accumulate path.
+/// MACCfg.OpMode of the pass path, of the multiply-accumulate path and of the maximum
+/// over the channels (Apple's reduce_max over C: MACCfg 0x101c0b).
 const OPMODE_PASS: u64 = 4;
 const OPMODE_MAC: u64 = 0;
+const OPMODE_CHANNEL_MAX: u64 = 3;
 
 const NE_FIELDS: [&str; 17] = [
     "NE.KernelCfg.KernelFmt",
@@ -122,7 +130,7 @@ fn half_at(v: u64) -> f32 {
 /// Decodes the engine of the TD (NE or PE) and checks it against the other blocks.
 pub fn unit(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Result<Unit, SimError> {
     match h.ene {
-        0 => pe(r, c, k).map(Unit::Pe),
+        0 => pe(r, c, k),
         _ => ne(r, h, c, k, pad).map(Unit::Ne),
     }
 }
@@ -154,7 +162,20 @@ fn elementwise_shape(r: &Reader, c: &Common, path: &str) -> Result<(), SimError>
     Ok(())
 }
 
-fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<PeTask, SimError> {
+/// UnicastCin is 1 on every path but the NE's maximum over the channels.
+fn unicast_cin_one(r: &Reader, c: &Common, path: &str) -> Result<(), SimError> {
+    if c.unicast_cin == 1 {
+        return Ok(());
+    }
+    let reason = format!("the {path} path is modelled with 1 (Cin only with NE.MACCfg.OpMode 3, the channel maximum)");
+    Err(r.err("Common.GroupConvCfg.UnicastCin", c.unicast_cin as u64, reason))
+}
+
+fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<Unit, SimError> {
+    // KernelCfg bits 12 and 14 of a planar-engine task link it to other planar-engine
+    // tasks (its result is read by one; an operand came from one: Apple's softmax,
+    // `softmax.md` §4); they change no value.
+    r.word(0x240, PE_LINK_BITS);
     for name in NE_FIELDS {
         // The current compiler writes the idle PalettizedBits (8) in planar-engine tasks.
         let idle: &[u64] = if name == "NE.KernelCfg.PalettizedBits" { &[0, 8] } else { &[0] };
@@ -173,6 +194,10 @@ fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<PeTask, SimError> {
     elementwise_shape(r, c, PE_PATH)?;
     if c.ocg_size != 0 || c.unicast {
         return Err(r.err("Common.ConvCfg.OCGSize / GroupConvCfg.UnicastEn", 1, "must be 0 for the planar engine"));
+    }
+    unicast_cin_one(r, c, PE_PATH)?;
+    if c.reduce {
+        return td_reduce::pe_block(r, c).map(Unit::Reduce);
     }
     let cfg = r.word(0x22C, u32::MAX);
     let op = match (cfg >> 2) & 0x7 {
@@ -207,7 +232,8 @@ fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<PeTask, SimError> {
     let bias_scale = r.word(0x230, u32::MAX);
     r.fixed_word(0x234, u32::MAX, &[0x3C00_0000], "PE PreScale (fp16 in the high half): 1.0")?;
     r.fixed_word(0x238, u32::MAX, &[0x3F80_0000], "PE FinalScale (fp32): 1.0")?;
-    Ok(PeTask { op, negate, abs, scale: half_at(u64::from(bias_scale >> 16)), bias: half_at(u64::from(bias_scale)) })
+    let (scale, bias) = (half_at(u64::from(bias_scale >> 16)), half_at(u64::from(bias_scale)));
+    Ok(Unit::Pe(PeTask { op, negate, abs, scale, bias }))
 }
 
 /// The MAC configuration fields.
@@ -262,9 +288,12 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
         return Err(r.err("aneTD.Header[8].RBE1", 1, "a second source with the NE (ENE 1 or 3) is not modelled"));
     }
     let m = mac_cfg(r)?;
-    if m.op_mode != OPMODE_PASS && m.op_mode != OPMODE_MAC {
-        let reason = "OpMode 4 (pass) and 0 (multiply-accumulate) are modelled";
+    if ![OPMODE_PASS, OPMODE_MAC, OPMODE_CHANNEL_MAX].contains(&m.op_mode) {
+        let reason = "OpMode 4 (pass), 0 (multiply-accumulate) and 3 (maximum over the channels) are modelled";
         return Err(r.err("NE.MACCfg.OpMode", m.op_mode, reason));
+    }
+    if m.op_mode != OPMODE_CHANNEL_MAX {
+        unicast_cin_one(r, c, "NE")?;
     }
     if m.op_mode == OPMODE_PASS {
         if !m.unity {
@@ -279,7 +308,11 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
         );
         return Err(r.err("word 0x02c", if k.sparse { 0x60 } else { 0x40 }, reason));
     }
-    let mac = if m.unity { unity_mac(r, c, &m)? } else { kernel_mac(r, c, k, &m)? };
+    let mac = match (m.op_mode, m.unity) {
+        (OPMODE_CHANNEL_MAX, _) => channel_max(r, c, &m)?,
+        (_, true) => unity_mac(r, c, &m)?,
+        (_, false) => kernel_mac(r, c, k, &m)?,
+    };
     let nonlinear = nonlinear(r, k, &m)?;
     let (acc_bias, scale_stream) = streams(r, k, &m)?;
     let matrix_bias = match m.matrix_bias {
@@ -296,8 +329,12 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
     Ok(NeTask { window: c.window, pad, mac, kbar: h.kbar, matrix_bias, acc_bias, post_scale, scale_stream, nonlinear })
 }
 
-/// KernelMode 1: a per-channel window sum (or maximum with MaxPoolMode).
+/// KernelMode 1: a per-channel window sum (or maximum with MaxPoolMode); on the
+/// multiply-accumulate path without UnicastEn the sum over the channels.
 fn unity_mac(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
+    if m.op_mode == OPMODE_MAC && !c.unicast {
+        return channel_sum(r, c, m);
+    }
     let rules: [(&str, u64, u64); 5] = [
         ("Common.GroupConvCfg.UnicastEn", u64::from(c.unicast), 1),
         ("Common.GroupConvCfg.NumGroups", c.groups as u64, 1),
@@ -316,6 +353,79 @@ fn unity_mac(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
         }
     }
     Ok(if m.max_pool { Mac::Max } else { Mac::Sum })
+}
+
+/// The unity kernel on the multiply-accumulate path without UnicastEn (MACCfg 0x121c08,
+/// Apple's softmax over C: the channel sum through the reciprocal table): every output
+/// channel reads every input channel with weight 1, so output channel 0 is the sum over
+/// the channels of the pixel. Modelled with Cout 1, the identity window, NumGroups 1,
+/// OCGSize 0 and OutDim = InDim.
+fn channel_sum(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
+    let (i, o, w) = (c.in_dims, c.out_dims, c.window);
+    let rules: [(&str, u64, u64); 12] = [
+        ("word 0x244 bit 19 (MaxPoolMode)", u64::from(m.max_pool), 0),
+        ("NE.KernelCfg.SparseFmt", u64::from(m.sparse), 0),
+        ("Common.GroupConvCfg.NumGroups", c.groups as u64, 1),
+        ("Common.ConvCfg.OCGSize", c.ocg_size.into(), 0),
+        ("Common.Cout.Cout", o.c as u64, 1),
+        ("Common.OutDim.Hout", o.h as u64, i.h as u64),
+        ("Common.OutDim.Wout", o.w as u64, i.w as u64),
+        ("Common.ConvCfg.Kh", w.kh as u64, 1),
+        ("Common.ConvCfg.Kw", w.kw as u64, 1),
+        ("Common.ConvCfg.Sy", w.sy as u64, 1),
+        ("Common.ConvCfg.Sx", w.sx as u64, 1),
+        ("Common.ConvCfg.Py", w.py as u64, 0),
+    ];
+    for (field, v, want) in rules {
+        if v != want {
+            let reason =
+                format!("the sum over the channels (the unity kernel without UnicastEn) is modelled with {want} only");
+            return Err(r.err(field, v, reason));
+        }
+    }
+    if w.px != 0 || m.kernel_fmt != 0 && m.kernel_fmt != 2 {
+        let reason = "the sum over the channels is modelled without padding, KernelFmt 0 or 2";
+        return Err(r.err("Common.ConvCfg.Px / NE.KernelCfg.KernelFmt", (w.px as u64) | m.kernel_fmt, reason));
+    }
+    Ok(Mac::ChannelSum)
+}
+
+/// OpMode 3: output channel 0 is the maximum over every input channel of the same pixel
+/// (the unity kernel, UnicastEn with UnicastCin = Cin, Cout 1, a 1x1 window). Apple's
+/// `reduce_probe_max_ax1_1x512x1x1` has one pixel; any H, W, equal in source and result,
+/// are modelled per pixel.
+fn channel_max(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
+    let (i, o, w) = (c.in_dims, c.out_dims, c.window);
+    let rules: [(&str, u64, u64); 14] = [
+        ("NE.MACCfg.KernelMode", u64::from(m.unity), 1),
+        ("word 0x244 bit 19 (MaxPoolMode)", u64::from(m.max_pool), 0),
+        ("NE.KernelCfg.SparseFmt", u64::from(m.sparse), 0),
+        ("Common.GroupConvCfg.UnicastEn", u64::from(c.unicast), 1),
+        ("Common.GroupConvCfg.UnicastCin", c.unicast_cin as u64, i.c as u64),
+        ("Common.GroupConvCfg.NumGroups", c.groups as u64, 1),
+        ("Common.ConvCfg.OCGSize", c.ocg_size.into(), 0),
+        ("Common.Cout.Cout", o.c as u64, 1),
+        ("Common.OutDim.Hout", o.h as u64, i.h as u64),
+        ("Common.OutDim.Wout", o.w as u64, i.w as u64),
+        ("Common.ConvCfg.Kh", w.kh as u64, 1),
+        ("Common.ConvCfg.Kw", w.kw as u64, 1),
+        ("Common.ConvCfg.Sy", w.sy as u64, 1),
+        ("Common.ConvCfg.Sx", w.sx as u64, 1),
+    ];
+    for (field, v, want) in rules {
+        if v != want {
+            let reason = format!("the maximum over the channels (OpMode 3) is modelled with {want} only");
+            return Err(r.err(field, v, reason));
+        }
+    }
+    if w.py != 0 || w.px != 0 {
+        let reason = "the maximum over the channels (OpMode 3) is modelled without padding";
+        return Err(r.err("Common.ConvCfg.Py / Px", (w.py | w.px) as u64, reason));
+    }
+    if m.kernel_fmt != 0 && m.kernel_fmt != 2 {
+        return Err(r.err("NE.KernelCfg.KernelFmt", m.kernel_fmt, "the unity kernel is modelled with 0 or 2"));
+    }
+    Ok(Mac::ChannelMax)
 }
 
 /// KernelMode 0: convolution with the coefficients of Apple's current layout (see
@@ -398,15 +508,16 @@ fn nonlinear(r: &Reader, k: &KernelDma, m: &MacCfg) -> Result<Nonlinear, SimErro
 }
 
 /// The table of NonlinearMode 2: each NE the task runs on loads it through its own
-/// coefficient channel, so channels 0..n (n a power of two) hold the same table.
+/// coefficient channel, so channels 0..n hold the same table (n = 1, 8, 16, and 12 for
+/// the 12 channels of Apple's softmax `norm_softmax_a3_1x12x64x64`).
 fn table_channels(r: &Reader, k: &KernelDma) -> Result<Stream, SimError> {
     let table = k.chunks[0]
         .ok_or_else(|| r.err("KernelDMASrc.CoeffDMAConfig[0].En", 0, "NonlinearMode 2 reads its table here"))?;
     let n = k.chunks.iter().take_while(|c| c.is_some()).count();
     for (i, c) in k.chunks.iter().enumerate() {
         let expected = i < n;
-        if c.is_some() != expected || c.is_some_and(|s| s != table) || !n.is_power_of_two() {
-            let reason = "channels 0..n (a power of two) hold the same table, the others none";
+        if c.is_some() != expected || c.is_some_and(|s| s != table) {
+            let reason = "channels 0..n hold the same table, the others none";
             return Err(r.err(format!("KernelDMASrc.CoeffDMAConfig[{i}].En"), u64::from(c.is_some()), reason));
         }
     }

@@ -1,8 +1,10 @@
 //! Decoding of the 0x28-byte TD header: the chain link, the BARs of the sources, the
 //! destination and the kernel memory, where the sources and the result live (SrcLoc,
-//! DstLoc), and the engine enable. The fields that only order or log the work (IDs,
-//! events, the synchronization flags SPL/TSR/TSE) are accepted with any value; the
-//! others of unknown effect must hold the one value every program holds.
+//! DstLoc), the dependency tokens (SPC, DPC: a memory surface a task stands for reading
+//! or writing while the data passes through L2) and the engine enable. The fields that
+//! only order or log the work (IDs, events, the synchronization flags SPL/TSR/TSE) are
+//! accepted with any value; the others of unknown effect must hold the one value every
+//! program holds.
 
 use super::error::SimError;
 use super::reader::Reader;
@@ -16,10 +18,11 @@ pub struct Link {
     pub next: u64,
 }
 
-/// Header fields with no effect on values (IDs, event logging, and the synchronization
-/// flags SPL, TSR and TSE, which vary with the position in a chain of the current
-/// compiler: SPL on the first task, TSR and TSE on the last).
-const HEADER_IGNORED: [&str; 11] = [
+/// Header fields with no effect on values (IDs, event logging, the synchronization flags
+/// SPL, TSR and TSE, which vary with the position in a chain of the current compiler: SPL
+/// on the first task, TSR and TSE on the last; DisallowAbort, set on planar-engine tasks
+/// whose result another planar-engine task reads).
+const HEADER_IGNORED: [&str; 12] = [
     "aneTD.Header[0].TID",
     "aneTD.Header[0].NID",
     "aneTD.Header[0].LNID",
@@ -31,15 +34,14 @@ const HEADER_IGNORED: [&str; 11] = [
     "aneTD.Header[6].SPL",
     "aneTD.Header[6].TSR",
     "aneTD.Header[6].TSE",
+    // Mirrors NE.KernelCfg bit 12 of planar-engine tasks (`header-common-l2.md` §1).
+    "aneTD.Header[6].DisallowAbort",
 ];
 
 /// Header fields of unknown effect, with the one value every Apple program holds.
-const HEADER_FIXED: [(&str, u64); 13] = [
-    ("aneTD.Header[6].DisallowAbort", 0),
+const HEADER_FIXED: [(&str, u64); 10] = [
     ("aneTD.Header[6].TDSkip", 0),
     ("aneTD.Header[6].KPC", 0),
-    ("aneTD.Header[6].SPC", 0),
-    ("aneTD.Header[6].DPC", 0),
     ("aneTD.Header[6].NextPriority", 0),
     ("aneTD.Header[6].TDE", 0),
     ("aneTD.Header[6].TQDis", 0),
@@ -63,6 +65,12 @@ pub struct Header {
     /// SrcLoc: the first source is read from DRAM (checked against the tile-DMA source's
     /// enable).
     pub src_dram: bool,
+    /// SPC: the task stands for reading a memory surface (RBase0) its source does not come
+    /// from (it is read in place from L2): a dependency token, no data.
+    pub spc: bool,
+    /// DPC: the task stands for writing a memory surface (WBase) its result does not go
+    /// to (it is kept in L2): a dependency token, no data.
+    pub dpc: bool,
     /// WBase when WBE (none for a task that keeps its result in L2).
     pub dest: Option<u8>,
     /// DstLoc: the result is written to DRAM (checked against the destination tile DMA's
@@ -104,9 +112,11 @@ pub fn header(r: &mut Reader) -> Result<Header, SimError> {
     let src1 = bar(r, "aneTD.Header[8].RBase1", "aneTD.Header[8].RBE1", &[0, 1])?;
     let dest = bar(r, "aneTD.Header[8].WBase", "aneTD.Header[8].WBE", &[0, 1])?;
     let dst_dram = r.get("aneTD.Header[6].DstLoc")? == 1;
+    let spc = r.get("aneTD.Header[6].SPC")? == 1;
+    let dpc = r.get("aneTD.Header[6].DPC")? == 1;
     // ENE: 0 for a planar-engine task, ActiveNE + 1 for an NE task (checked against
     // Common.Cfg.ActiveNE when the Common block is read).
     let ene = r.fixed("aneTD.Header[8].ENE", &[0, 1, 2, 3, 4, 5])?;
     let kbar = bar(r, "aneTD.Header[9].KBase0", "aneTD.Header[9].KBE0", &[0, 1])?;
-    Ok(Header { link, next_size, sources: [src0, src1], src_dram, dest, dst_dram, ene, kbar })
+    Ok(Header { link, next_size, sources: [src0, src1], src_dram, spc, dest, dst_dram, dpc, ene, kbar })
 }

@@ -3,22 +3,29 @@
 //! (`docs/rationale/current-compiler/elementwise.md` §1, §4, §6):
 //!
 //! - a result kept in L2 (ResultType 0, destination tile DMA off, DstLoc 0), laid out by
-//!   the convolution-result words, or written as one packed row (Common.Cfg bit 28);
+//!   the convolution-result words, or by the NE with C and W swapped (Common.Cfg bit 28:
+//!   a `C x 1 x 1` result becomes one packed row);
 //! - an operand the planar engine reads from L2 (Common.Cfg 0x31 / 0x41), broadcast to the
-//!   source's shape by the flags of word 0x158;
+//!   source's shape by the flags of word 0x158, and the first source read in place
+//!   broadcast the same way (operand 1's flags);
 //! - an NE source streamed from the tile DMA (a channel stride of 0x100 shorter than the
-//!   row: the staging area holds one piece of each row, its bytes are not modelled).
+//!   row: the staging area holds one piece of each row, its bytes are not modelled), and
+//!   a planar-engine reduction's source read in strips of 0x80 bytes the same way.
 
 use super::error::SimError;
 use super::memory::{Dims, Region};
 use super::reader::Reader;
 use super::td::{Common, L2Operand, Operands};
-use super::td_common::{BROADCAST_C, BROADCAST_H, BROADCAST_W, PER_CHANNEL};
+use super::td_common::{
+    BROADCAST_C, BROADCAST_H, BROADCAST_W, OPERAND1_C, OPERAND1_D, OPERAND1_FLAGS, OPERAND1_H, OPERAND1_PACKED,
+    OPERAND1_W, PER_CHANNEL,
+};
 use super::td_dma::{L2Layout, Tiles};
+use super::td_reduce;
 
 /// Bytes of the piece of a row the NE streams (the channel-stride cap of every NE task of
 /// the corpus with rows of 128 fp16 values or more).
-pub const STREAM_PIECE: usize = 0x100;
+const STREAM_PIECE: usize = 0x100;
 
 /// Bytes of an L2 line, the unit of every L2 stride.
 const LINE: u64 = 16;
@@ -28,39 +35,39 @@ fn lines(n: usize, size: usize) -> u64 {
     (n as u64).saturating_mul(size as u64).div_ceil(LINE).saturating_mul(LINE)
 }
 
-/// A result is kept in L2 (ResultType 0) exactly when the destination tile DMA is off; a
-/// packed result (Common.Cfg bit 28) is an NE result of `Cout x 1 x 1` kept in L2 whose
-/// channel, row and plane words are all one packed row, `Cout` elements rounded up to
-/// 16 bytes (Apple's reciprocal of 64 channels: 0x80, 0x80, 0x80).
+/// A result is kept in L2 (ResultType 0) exactly when the destination tile DMA is off. A
+/// transposed result (Common.Cfg bit 28 of an NE task, word 0x158 bit 0x400 of an
+/// elementwise planar-engine task: the layer norms' packing copy) is kept in L2, laid out
+/// by the result words with C and W swapped: channel stride (word 0x218) between the W columns,
+/// each holding the C values of a pixel side by side; word 0x220 the W columns of a row
+/// (W x channel stride); the row stride (0x21c) at least that (Apple's reciprocal of 64
+/// channels: 0x80, 0x80, 0x80; the transposer of `reduce_sum_axes_1`, 64 x 8 x 8:
+/// 0x80, 0x420, 0x400).
 pub fn check_result(r: &Reader, c: &Common, tiles: &Tiles, l2: &L2Layout) -> Result<(), SimError> {
     if l2.kept == tiles.stored {
         let reason = "0 (the result kept in L2) exactly when the destination tile DMA is off \
                       (TileDMADst.DMAConfig.En 0)";
-        return Err(r.err("L2.ResultCfg.ResultType", if l2.kept { 0 } else { 2 }, reason));
+        return Err(r.err("L2.ResultCfg.ResultType", l2.result_type, reason));
     }
-    if !c.packed {
+    if !c.transposed {
         return Ok(());
     }
-    let field = "Common.Cfg bit 28 (word 0x15c)";
+    let field = c.transposed_field;
     let o = c.out_dims;
-    if !l2.kept || o.h != 1 || o.w != 1 {
+    if !l2.kept {
         let reason = format!(
-            "a packed result (one row of Cout values) is modelled for an NE result of Cout x 1 x 1 kept in L2 \
-             (here {} x {} x {}, {})",
-            o.c,
-            o.h,
-            o.w,
-            if l2.kept { "kept in L2" } else { "written to DRAM" }
+            "a transposed result (C and W swapped) is modelled kept in L2 (here {} x {} x {}, written to DRAM)",
+            o.c, o.h, o.w
         );
         return Err(r.err(field, 1, reason));
     }
-    let row = lines(o.c, tiles.dest.fmt.size());
     let res = l2.result;
-    if (res.channel, res.row, l2.result_plane) != (row, row, row) {
+    let plane = (o.w as u64).saturating_mul(res.channel);
+    if l2.result_plane != plane || res.row < plane {
         let reason = format!(
-            "a packed result of {} channels is modelled with channel, row and plane words (0x218, 0x21c, 0x220) \
-             all {row:#x}; they are {:#x}, {:#x}, {:#x}",
-            o.c, res.channel, res.row, l2.result_plane
+            "a transposed result of {} x {} x {} is modelled with word 0x220 = W x channel stride = {plane:#x} and a \
+             row stride at least that; the channel, row and plane words are {:#x}, {:#x}, {:#x}",
+            o.c, o.h, o.w, res.channel, res.row, l2.result_plane
         );
         return Err(r.err(field, 1, reason));
     }
@@ -68,53 +75,102 @@ pub fn check_result(r: &Reader, c: &Common, tiles: &Tiles, l2: &L2Layout) -> Res
 }
 
 /// The operand a planar-engine task reads from L2 (words 0x1fc base, 0x200 channel
-/// stride, 0x204 row stride), shaped by word 0x158: extent 1 along each broadcast axis,
-/// or (0x200) one value per channel packed in one row, whose channel word must be that
-/// row (C elements rounded up to 16 bytes). With three operands (Cfg 0x41) operand 3 is
-/// the same vector one row stride further, which must not overlap operand 2.
+/// stride, 0x204 row stride, 0x208 depth stride), shaped by word 0x158: extent 1 along
+/// each axis operand 2 is broadcast along, or (0x200) one value per channel packed in one
+/// row, whose channel word must be that row (C elements rounded up to 16 bytes). With
+/// three operands (Cfg 0x41) operands 2 and 3 are per-channel rows broadcast over depth,
+/// rows and columns: packed (0x200), one line per channel (0), or one value (0x80);
+/// operand 3 lies one row stride after operand 2 and must not overlap it.
 pub fn operand(r: &Reader, c: &Common, l2: &L2Layout) -> Result<Option<L2Operand>, SimError> {
     let Some(words) = l2.operand else { return Ok(None) };
-    let x = c.in_dims;
     let fmt = c.in_fmt[1];
     let b = c.broadcast;
-    let (region, dims) = if b == PER_CHANNEL {
-        let row = lines(x.c, fmt.size());
-        if words.channel != row {
-            let reason = format!(
-                "a packed vector of {} channels (word 0x158 = 0x200) is one row of {row:#x} bytes: its channel word \
-                 holds that row",
-                x.c
-            );
-            return Err(r.err("word 0x200", words.channel, reason));
-        }
-        let region = Region { channel: fmt.size() as u64, ..words };
-        (region, Dims { c: x.c, d: 1, h: 1, w: 1 })
-    } else {
-        let keep = |flag: u32, n: usize| if b & flag != 0 { 1 } else { n };
-        (words, Dims { c: keep(BROADCAST_C, x.c), d: 1, h: keep(BROADCAST_H, x.h), w: keep(BROADCAST_W, x.w) })
-    };
-    let third = match c.operands {
-        Operands::ThreeL2 => {
-            if words.row < words.channel {
+    let three = c.operands == Operands::ThreeL2;
+    // A three-operand task's rows are per channel: broadcast over W, H and depth.
+    let implied = if three { BROADCAST_W | BROADCAST_H | DEPTH } else { 0 };
+    let flags = (BROADCAST_W, BROADCAST_H, DEPTH, BROADCAST_C, PER_CHANNEL);
+    let (region, dims) = broadcast_box(r, c, words, fmt.size(), b | implied, flags, "word 0x200")?;
+    let third = match three {
+        true => {
+            let span = region.end(dims, fmt.size()) - region.base;
+            if words.row < span {
                 let reason = format!(
-                    "operand 3 lies one row stride after operand 2; a stride shorter than the {:#x}-byte vector \
-                     would overlap it",
-                    words.channel
+                    "operand 3 lies one row stride after operand 2; a stride shorter than the {span:#x}-byte vector \
+                     would overlap it"
                 );
                 return Err(r.err("word 0x204", words.row, reason));
             }
             Some(Region { base: region.base.saturating_add(words.row), ..region })
         }
-        _ => None,
+        false => None,
     };
     Ok(Some(L2Operand { region, dims, fmt, broadcast: b, third }))
 }
 
+/// An internal flag of [`operand`]: operand 2 broadcast over depth (never set by word
+/// 0x158, whose third-loop flag 0x40 is refused; implied for three operands).
+const DEPTH: u32 = 1 << 31;
+
+/// The box the first source holds and its region: the source dimensions, or (word 0x158
+/// bits 0x1, 0x2, 0x4, 0x8, 0x100: operand 1 broadcast, softmax's per-row reciprocal, the
+/// layer norms' mean) extent 1 along each broadcast axis, or one value per channel packed
+/// in one row (its channel stride the row). Operand 1 is broadcast only when read in
+/// place (SourceType 0).
+pub fn source_box(r: &Reader, c: &Common, l2: &L2Layout, first: Region) -> Result<(Dims, Region), SimError> {
+    let b = c.broadcast & OPERAND1_FLAGS;
+    if b == 0 {
+        return Ok((c.in_dims, first));
+    }
+    if !l2.resident {
+        let reason = "operand-1 broadcast flags are modelled for a first source read in place (SourceType 0)";
+        return Err(r.err("word 0x158", b.into(), reason));
+    }
+    let flags = (OPERAND1_W, OPERAND1_H, OPERAND1_D, OPERAND1_C, OPERAND1_PACKED);
+    let (region, dims) = broadcast_box(r, c, first, c.in_fmt[0].size(), b, flags, "L2.SourceChannelStride.Stride")?;
+    Ok((dims, region))
+}
+
+/// The box (and region) of an operand with the broadcast `flags` (W, H, depth, C, packed)
+/// of word 0x158 = `b`: a packed vector's region has the element size as its channel
+/// stride, and its channel word (`field`) must be the packed row.
+fn broadcast_box(
+    r: &Reader,
+    c: &Common,
+    words: Region,
+    size: usize,
+    b: u32,
+    (w, h, d, ch, packed): (u32, u32, u32, u32, u32),
+    field: &str,
+) -> Result<(Region, Dims), SimError> {
+    let x = c.in_dims;
+    let keep = |flag: u32, n: usize| if b & flag != 0 { 1 } else { n };
+    if b & packed != 0 {
+        let row = lines(x.c, size);
+        if words.channel != row {
+            let reason = format!(
+                "a packed vector of {} channels (word 0x158 = {:#x}) is one row of {row:#x} bytes: its channel word \
+                 holds that row",
+                x.c, c.broadcast
+            );
+            let shown = if field.starts_with("L2.") { words.channel / 16 } else { words.channel };
+            return Err(r.err(field, shown, reason));
+        }
+        return Ok((Region { channel: size as u64, ..words }, Dims { c: x.c, d: 1, h: 1, w: 1 }));
+    }
+    Ok((words, Dims { c: keep(ch, x.c), d: keep(d, x.d), h: keep(h, x.h), w: keep(w, x.w) }))
+}
+
 /// An NE source loaded for this task alone (SourceType 2) whose channel stride is the
 /// 0x100-byte piece and shorter than its row is streamed: the NE reads the DRAM values as
-/// the tile DMA delivers them.
+/// the tile DMA delivers them. So is a planar-engine reduction's source whose channel
+/// stride is the 0x80-byte strip and shorter than its row (`td_reduce.rs`).
 pub fn streamed(c: &Common, tiles: &Tiles, l2: &L2Layout, ne: bool) -> bool {
     let Some(first) = l2.sources.first() else { return false };
-    let row = c.in_dims.w.saturating_mul(c.in_fmt[0].size());
-    ne && tiles.loaded && !l2.keep_source && !l2.resident && first.channel == STREAM_PIECE as u64 && row > STREAM_PIECE
+    let piece = match (ne, c.reduce) {
+        (true, _) => STREAM_PIECE as u64,
+        (false, true) => td_reduce::STRIP,
+        (false, false) => return false,
+    };
+    let row = (c.in_dims.w as u64).saturating_mul(c.in_fmt[0].size() as u64);
+    tiles.loaded && !l2.keep_source && !l2.resident && first.channel == piece && row > piece
 }
