@@ -1,6 +1,6 @@
 //! Property tests: generated small models (conv, linear, matmul with constant weights,
 //! elementwise with broadcast, every neuron mode, the MIL activations, gain/offset,
-//! concat, reshape, reductions) are compiled, simulated from their registers and compared with the
+//! concat, reshape, reductions, softmax, layer_norm) are compiled, simulated from their registers and compared with the
 //! reference interpreter on the source within the fp16 tolerance of
 //! `anec_tests::tolerance`.
 //!
@@ -57,6 +57,16 @@ fn mil_activations_agree_or_are_rejected() {
 #[test]
 fn reductions_agree_or_are_rejected() {
     run_family("reduction", CASES, props::reduction::reduction());
+}
+
+#[test]
+fn softmax_agrees_or_is_rejected() {
+    run_family("softmax", CASES, props::normalization::softmax());
+}
+
+#[test]
+fn layer_norm_agrees_or_is_rejected() {
+    run_family("layer_norm", CASES, props::normalization::layer_norm());
 }
 
 #[test]

@@ -3,4 +3,5 @@
 pub mod families;
 pub mod harness;
 pub mod model;
+pub mod normalization;
 pub mod reduction;

@@ -1,0 +1,55 @@
+//! Strategies of the softmax and layer_norm families: rank-4 tensors with odd extents,
+//! 1-element axes and sequence-like widths (77, 128), softmax over W or over C of a
+//! vector, layer_norm over W, over C, H and W, and over C of a vector.
+
+use super::model::{ints, MilText, Model};
+use proptest::prelude::*;
+use proptest::sample::select;
+
+/// Inputs of both families.
+const RANGE: (f32, f32) = (-4.0, 4.0);
+
+fn model(family: &'static str, text: &MilText, seed: u64) -> Model {
+    Model { family, body: super::model::Body::Mil(text.text()), names: vec!["n_0".into()], range: RANGE, seed }
+}
+
+/// A shape `[1, c, h, w]` for an op over `axis` (1 channel, 3 width): small odd and even
+/// extents, 1 included, and now and then a sequence-like width.
+fn shape(axis: i64) -> impl Strategy<Value = [usize; 4]> {
+    let long = select(vec![7usize, 77, 128]);
+    (1usize..=12, 1usize..=6, 1usize..=12, long, any::<bool>()).prop_map(move |(c, h, w, long, use_long)| {
+        let w = if use_long { long } else { w };
+        match axis {
+            // Over C: a vector (the plan the engine has).
+            1 => [1, c.max(2) * 8, 1, 1],
+            _ => [1, c, h, w.max(2)],
+        }
+    })
+}
+
+/// `softmax(x, axis)` over W (rank 4) or over C of a vector.
+pub fn softmax() -> impl Strategy<Value = Model> {
+    select(vec![3i64, 1]).prop_flat_map(|axis| (Just(axis), shape(axis), any::<u64>())).prop_map(|(axis, s, seed)| {
+        let mut t = MilText::new(&[("x", &s)]);
+        t.op("n_0", &s, "softmax", &[("x", "x".into()), ("axis", format!("tensor<int32, []>({axis})"))]).output("n_0");
+        model("softmax", &t, seed)
+    })
+}
+
+/// `layer_norm(x, axes)` over W, over C, H and W, or over C of a vector (no gamma/beta).
+pub fn layer_norm() -> impl Strategy<Value = Model> {
+    let axes: Vec<&'static [i64]> = vec![&[3], &[1, 2, 3], &[1]];
+    (select(axes), any::<u64>())
+        .prop_flat_map(|(axes, seed)| {
+            let axis = if axes == [1] { 1 } else { 3 };
+            (Just(axes), shape(axis), Just(seed))
+        })
+        .prop_map(|(axes, s, seed)| {
+            // Over W the row plan needs one row or one channel.
+            let s = if axes == [3] && s[1] > 1 { [1, s[1], 1, s[3]] } else { s };
+            let args = [("x", "x".to_string()), ("axes", ints(axes)), ("epsilon", "tensor<fp16, []>(0.00001)".into())];
+            let mut t = MilText::new(&[("x", &s)]);
+            t.op("n_0", &s, "layer_norm", &args).output("n_0");
+            model("layer_norm", &t, seed)
+        })
+}
