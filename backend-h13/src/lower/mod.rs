@@ -212,6 +212,16 @@ fn no_lowering(op: &Op, opcode: OpCode) -> BackendError {
     unsupported(op, &format!("{opcode} has no H13 lowering yet"))
 }
 
+/// Anec axis indices (N 0, C 1, D 2, H 3, W 4) of `op`'s axis-name array attribute
+/// `name`, in the attribute's order.
+pub(crate) fn axis_list(op: &Op, name: &str) -> Result<Vec<usize>, BackendError> {
+    const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
+    let Some(Attr::Array(items)) = op.attr(name) else {
+        return Err(BackendError::Internal(format!("verified {} '{}' lacks `{name}`", op.opcode, op.name)));
+    };
+    Ok(items.iter().filter_map(Attr::as_str).filter_map(|n| NAMES.iter().position(|&a| a == n)).collect())
+}
+
 /// The surface of `op`'s first operand.
 pub(crate) fn first_operand(op: &Op, bufs: &Buffers) -> Result<Surface, BackendError> {
     let v = op.operands.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no operand", op.name)))?;

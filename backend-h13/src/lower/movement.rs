@@ -11,7 +11,7 @@ use crate::error::BackendError;
 use crate::layout::Strides;
 use crate::task::{Engine, Surface, Task};
 use crate::window::unsupported;
-use anec_ir::{Attr, Op, TensorType};
+use anec_ir::{Op, TensorType};
 
 /// Axis names in anec order (N, C, D, H, W).
 const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
@@ -23,11 +23,7 @@ const DMA_UNIT: u64 = 64;
 /// permuted.
 pub(super) fn lower_transpose(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
     let x = super::first_operand(op, bufs)?;
-    let Some(Attr::Array(items)) = op.attr("perm") else {
-        return Err(BackendError::Internal(format!("verified transpose '{}' lacks `perm`", op.name)));
-    };
-    let perm: Vec<usize> =
-        items.iter().filter_map(Attr::as_str).filter_map(|n| AXES.iter().position(|&a| a == n)).collect();
+    let perm = super::axis_list(op, "perm")?;
     if perm.len() != AXES.len() || perm[W] != W {
         let reason = "a transpose that moves the width (the NE's rows) needs a transposing write (Common.Cfg \
                       bit 28), planned with Apple's rank mapping (docs/rationale/current-compiler/rank-mapping.md)";
@@ -110,11 +106,7 @@ pub(super) fn lower_concat(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec
 /// repeats an L2 operand along W when an elementwise op reads it: `l2_pair`).
 pub(super) fn lower_broadcast(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
     let x = super::first_operand(op, bufs)?;
-    let Some(Attr::Array(items)) = op.attr("axes") else {
-        return Err(BackendError::Internal(format!("verified broadcast '{}' lacks `axes`", op.name)));
-    };
-    let axes: Vec<usize> =
-        items.iter().filter_map(Attr::as_str).filter_map(|n| AXES.iter().position(|&a| a == n)).collect();
+    let axes = super::axis_list(op, "axes")?;
     if axes.contains(&W) {
         return Err(unsupported(op, "a broadcast along the width on its own (rows are contiguous in memory)"));
     }

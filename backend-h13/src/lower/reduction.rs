@@ -28,7 +28,7 @@ use crate::layout::round_up;
 use crate::layout::Strides;
 use crate::task::{Engine, L2Form, L2Vector, PeOp, PeReduce, ReduceOp, SourceResidency, Surface, Task};
 use crate::window::unsupported;
-use anec_ir::{Attr, Op, TensorType};
+use anec_ir::{Op, TensorType};
 
 /// Lowers a reduction to its task. Other axis sets (C alone with H·W > 1, H alone with
 /// W > 1: Apple transposes through L2 first) are refused with the reason.
@@ -126,12 +126,7 @@ const ONE_F16: u16 = 0x3C00;
 
 /// Anec axis indices (N 0, C 1, D 2, H 3, W 4) of the op's `axes`.
 pub(super) fn axes(op: &Op) -> Result<Vec<usize>, BackendError> {
-    const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
-    let Some(Attr::Array(items)) = op.attr("axes") else {
-        return Err(BackendError::Internal(format!("verified reduction '{}' lacks `axes`", op.name)));
-    };
-    let mut out: Vec<usize> =
-        items.iter().filter_map(Attr::as_str).filter_map(|n| NAMES.iter().position(|&a| a == n)).collect();
+    let mut out = super::axis_list(op, "axes")?;
     out.sort_unstable();
     Ok(out)
 }

@@ -361,8 +361,31 @@ fn unity_mac(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
 /// the channels of the pixel. Modelled with Cout 1, the identity window, NumGroups 1,
 /// OCGSize 0 and OutDim = InDim.
 fn channel_sum(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
+    let what = "the sum over the channels (the unity kernel without UnicastEn)";
+    check_channel_op(r, c, m, what, &[])?;
+    Ok(Mac::ChannelSum)
+}
+
+/// OpMode 3: output channel 0 is the maximum over every input channel of the same pixel
+/// (the unity kernel, UnicastEn with UnicastCin = Cin, Cout 1, a 1x1 window). Apple's
+/// `reduce_probe_max_ax1_1x512x1x1` has one pixel; any H, W, equal in source and result,
+/// are modelled per pixel.
+fn channel_max(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
+    let own = [
+        ("NE.MACCfg.KernelMode", u64::from(m.unity), 1),
+        ("Common.GroupConvCfg.UnicastEn", u64::from(c.unicast), 1),
+        ("Common.GroupConvCfg.UnicastCin", c.unicast_cin as u64, c.in_dims.c as u64),
+    ];
+    check_channel_op(r, c, m, "the maximum over the channels (OpMode 3)", &own)?;
+    Ok(Mac::ChannelMax)
+}
+
+/// The fields an op combining all input channels into one output channel is modelled
+/// with (Cout 1, the result's pixels the source's, a 1x1 unpadded window, one group, no
+/// max pooling or sparse kernel, the unity kernel's format 0 or 2), then `own`'s.
+fn check_channel_op(r: &Reader, c: &Common, m: &MacCfg, what: &str, own: &[(&str, u64, u64)]) -> Result<(), SimError> {
     let (i, o, w) = (c.in_dims, c.out_dims, c.window);
-    let rules: [(&str, u64, u64); 12] = [
+    let rules: [(&str, u64, u64); 13] = [
         ("word 0x244 bit 19 (MaxPoolMode)", u64::from(m.max_pool), 0),
         ("NE.KernelCfg.SparseFmt", u64::from(m.sparse), 0),
         ("Common.GroupConvCfg.NumGroups", c.groups as u64, 1),
@@ -375,57 +398,17 @@ fn channel_sum(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
         ("Common.ConvCfg.Sy", w.sy as u64, 1),
         ("Common.ConvCfg.Sx", w.sx as u64, 1),
         ("Common.ConvCfg.Py", w.py as u64, 0),
+        ("Common.ConvCfg.Px", w.px as u64, 0),
     ];
-    for (field, v, want) in rules {
+    for &(field, v, want) in rules.iter().chain(own) {
         if v != want {
-            let reason =
-                format!("the sum over the channels (the unity kernel without UnicastEn) is modelled with {want} only");
-            return Err(r.err(field, v, reason));
+            return Err(r.err(field, v, format!("{what} is modelled with {want} only")));
         }
-    }
-    if w.px != 0 || m.kernel_fmt != 0 && m.kernel_fmt != 2 {
-        let reason = "the sum over the channels is modelled without padding, KernelFmt 0 or 2";
-        return Err(r.err("Common.ConvCfg.Px / NE.KernelCfg.KernelFmt", (w.px as u64) | m.kernel_fmt, reason));
-    }
-    Ok(Mac::ChannelSum)
-}
-
-/// OpMode 3: output channel 0 is the maximum over every input channel of the same pixel
-/// (the unity kernel, UnicastEn with UnicastCin = Cin, Cout 1, a 1x1 window). Apple's
-/// `reduce_probe_max_ax1_1x512x1x1` has one pixel; any H, W, equal in source and result,
-/// are modelled per pixel.
-fn channel_max(r: &Reader, c: &Common, m: &MacCfg) -> Result<Mac, SimError> {
-    let (i, o, w) = (c.in_dims, c.out_dims, c.window);
-    let rules: [(&str, u64, u64); 14] = [
-        ("NE.MACCfg.KernelMode", u64::from(m.unity), 1),
-        ("word 0x244 bit 19 (MaxPoolMode)", u64::from(m.max_pool), 0),
-        ("NE.KernelCfg.SparseFmt", u64::from(m.sparse), 0),
-        ("Common.GroupConvCfg.UnicastEn", u64::from(c.unicast), 1),
-        ("Common.GroupConvCfg.UnicastCin", c.unicast_cin as u64, i.c as u64),
-        ("Common.GroupConvCfg.NumGroups", c.groups as u64, 1),
-        ("Common.ConvCfg.OCGSize", c.ocg_size.into(), 0),
-        ("Common.Cout.Cout", o.c as u64, 1),
-        ("Common.OutDim.Hout", o.h as u64, i.h as u64),
-        ("Common.OutDim.Wout", o.w as u64, i.w as u64),
-        ("Common.ConvCfg.Kh", w.kh as u64, 1),
-        ("Common.ConvCfg.Kw", w.kw as u64, 1),
-        ("Common.ConvCfg.Sy", w.sy as u64, 1),
-        ("Common.ConvCfg.Sx", w.sx as u64, 1),
-    ];
-    for (field, v, want) in rules {
-        if v != want {
-            let reason = format!("the maximum over the channels (OpMode 3) is modelled with {want} only");
-            return Err(r.err(field, v, reason));
-        }
-    }
-    if w.py != 0 || w.px != 0 {
-        let reason = "the maximum over the channels (OpMode 3) is modelled without padding";
-        return Err(r.err("Common.ConvCfg.Py / Px", (w.py | w.px) as u64, reason));
     }
     if m.kernel_fmt != 0 && m.kernel_fmt != 2 {
         return Err(r.err("NE.KernelCfg.KernelFmt", m.kernel_fmt, "the unity kernel is modelled with 0 or 2"));
     }
-    Ok(Mac::ChannelMax)
+    Ok(())
 }
 
 /// KernelMode 0: convolution with the coefficients of Apple's current layout (see
