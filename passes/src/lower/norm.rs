@@ -2,7 +2,8 @@
 //!
 //! - `layer_norm(x, axes, gamma?, beta?, epsilon)` is `anec.layer_norm` over the mapped
 //!   axes (groups 1); `gamma`/`beta` are reordered into the anec order of those axes and
-//!   keep their source precision.
+//!   keep their source precision. Over the channels alone they become a per-channel
+//!   `anec.gain_offset_control` after the plain normalization (what the engine runs).
 //! - `batch_norm(x, mean, variance, gamma?, beta?, epsilon)` folds into one per-channel
 //!   `anec.gain_offset_control`: `scale = gamma / sqrt(variance + epsilon)`,
 //!   `bias = beta - mean * scale` (computed in f32; f32 data when any input is fp32).
@@ -15,7 +16,7 @@
 use super::consts::{blob, weight_dtype};
 use super::cx::{attrs, axes_attr, Cx, Fail, LResult, Rt, Val};
 use super::elementwise::{goc, rt_with, Goc, V};
-use super::layout::{self, anec_order_of, dims_of, dims_type, D, H, W};
+use super::layout::{self, anec_order_of, dims_of, dims_type, C, D, H, W};
 use super::shape::{axis_to_channel, channel_back};
 use super::tensor::Tensor;
 use anec_ir::mil::ScalarType;
@@ -42,21 +43,48 @@ pub(crate) fn layer_norm(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     anec_axes.sort_unstable();
     let a =
         attrs([("axes", axes_attr(&anec_axes)), ("epsilon", Attr::Float(f64::from(eps))), ("groups", Attr::Int(1))]);
-    let mut res = Vec::new();
     let norm_shape: Vec<u64> = axes.iter().map(|&k| x.shape[k]).collect();
+    let mut params = Vec::new();
+    for (key, t) in [("gamma", gamma), ("beta", beta)] {
+        let Some(t) = t else { continue };
+        params.push((key, per_axes(&t, &norm_shape, &axes, map, key)?, t.dtype));
+    }
+    if anec_axes == [C] && !params.is_empty() {
+        return Ok(vec![Val::Rt(channel_affine_norm(cx, &x, a, params))]);
+    }
     let xd = dims_of(&x.ty);
     let mut pd = [1u32; 5];
     for &ax in &anec_axes {
         pd[ax] = xd[ax];
     }
-    for (key, t) in [("gamma", gamma), ("beta", beta)] {
-        let Some(t) = t else { continue };
-        let data = per_axes(&t, &norm_shape, &axes, map, key)?;
-        let dtype = weight_dtype(t.dtype);
+    let mut res = Vec::new();
+    for (key, data, source) in params {
+        let dtype = weight_dtype(source);
         res.push((key, blob(&data, dtype), dims_type(pd, dtype)?));
     }
     let id = cx.emit_with(OpCode::LayerNorm, &[x.id], x.ty, a, res);
     Ok(vec![Val::Rt(rt_with(&x, (id, x.ty)))])
+}
+
+/// A layer_norm over the channels alone with `gamma`/`beta` (`params`: name, per-channel
+/// values, source type): the plain normalization, then the affine part as a per-channel
+/// gain/offset (as `instance_norm` does).
+fn channel_affine_norm(
+    cx: &mut Cx<'_, '_>,
+    x: &Rt,
+    a: anec_ir::Attrs,
+    params: Vec<(&str, Vec<f32>, ScalarType)>,
+) -> Rt {
+    let source = params.first().map(|p| p.2);
+    let mut g = Goc { source, ..Goc::default() };
+    for (key, data, _) in params {
+        match key {
+            "gamma" => g.scale_data = Some(data),
+            _ => g.bias_data = Some(data),
+        }
+    }
+    let n = (cx.emit(OpCode::LayerNorm, &[x.id], x.ty, a), x.ty);
+    rt_with(x, goc(cx, n, g))
 }
 
 /// `t` (of the normalized shape, MIL order) in the anec order of the normalized axes.

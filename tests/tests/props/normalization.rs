@@ -2,7 +2,7 @@
 //! 1-element axes and sequence-like widths (77, 128), softmax over W or over C of a
 //! vector, layer_norm over W, over C, H and W, and over C of a vector.
 
-use super::model::{ints, MilText, Model};
+use super::model::{fp16_tensor, ints, weights, MilText, Model};
 use proptest::prelude::*;
 use proptest::sample::select;
 
@@ -36,7 +36,7 @@ pub fn softmax() -> impl Strategy<Value = Model> {
     })
 }
 
-/// `layer_norm(x, axes)` over W, over C, H and W, or over C of a vector (no gamma/beta).
+/// `layer_norm(x, axes)` over W, over C, H and W, or over C of a vector with gamma and beta.
 pub fn layer_norm() -> impl Strategy<Value = Model> {
     let axes: Vec<&'static [i64]> = vec![&[3], &[1, 2, 3], &[1]];
     (select(axes), any::<u64>())
@@ -47,7 +47,14 @@ pub fn layer_norm() -> impl Strategy<Value = Model> {
         .prop_map(|(axes, s, seed)| {
             // Over W the row plan needs one row or one channel.
             let s = if axes == [3] && s[1] > 1 { [1, s[1], 1, s[3]] } else { s };
-            let args = [("x", "x".to_string()), ("axes", ints(axes)), ("epsilon", "tensor<fp16, []>(0.00001)".into())];
+            let eps = "tensor<fp16, []>(0.00001)".to_string();
+            let mut args = vec![("x", "x".to_string()), ("axes", ints(axes)), ("epsilon", eps)];
+            if axes == [1] {
+                // Over the channels, with gamma and beta (a per-channel gain/offset after it).
+                let c = s[1];
+                args.push(("gamma", fp16_tensor(&[c], &weights(seed, c))));
+                args.push(("beta", fp16_tensor(&[c], &weights(seed ^ 1, c))));
+            }
             let mut t = MilText::new(&[("x", &s)]);
             t.op("n_0", &s, "layer_norm", &args).output("n_0");
             model("layer_norm", &t, seed)
