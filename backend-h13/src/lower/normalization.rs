@@ -8,8 +8,9 @@
 //! 3. `normalize`: `(x - mean) * rstd`, a ternary planar-engine task reading the two rows as
 //!    operands 2 and 3, written to memory.
 //!
-//! Over W of one row (or of one channel's rows, read as channels: `row_plan`) x is loaded
-//! once by step 1 and kept after the statistics; over C, H and W together (`volume_plan`)
+//! Over W of one row (or of one channel's rows, read as channels), or over H and W of each
+//! channel (instance_norm: no Apple record), `row_plan` loads x once by step 1 and keeps
+//! it after the statistics; over C, H and W together (`volume_plan`)
 //! steps 1 and 2 read x as one channel with its rows as depth slices and step 3 loads it
 //! again in its own layout; over the channels of a vector (`vector_plan`) planar-engine
 //! copies pack it into one row first and unpack the result. Other axis sets, and gamma/beta, are refused with the reason.
@@ -43,7 +44,9 @@ pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result
     let ty = x.ty;
     let tasks = match axes.as_slice() {
         _ if ty.n > 1 || ty.d > 1 => None,
-        [4] if ty.h == 1 || ty.c == 1 => Some(row_plan(op, x, dest, n, eps)),
+        [4] if ty.h == 1 || ty.c == 1 => Some(row_plan(op, rows_as_channels(&x), rows_as_channels(&dest), n, eps)),
+        // Over H and W of each channel (instance_norm): the row plan on the whole planes.
+        [3, 4] => Some(row_plan(op, x, dest, n, eps)),
         [1, 3, 4] => Some(volume_plan(op, x, dest, &axes, n, eps)?),
         [1] if ty.h == 1 && ty.w == 1 => Some(vector_plan(op, x, dest, n, eps)),
         _ => None,
@@ -73,18 +76,22 @@ fn stat_row(rows: &L2Region, i: u64) -> L2Region {
     L2Region { base: rows.base + i * rows.row, size: rows.row, ..*rows }
 }
 
-/// Over W of a `C x 1 x W` tensor, or of a `1 x H x W` one whose rows are read as channels.
-fn row_plan(op: &Op, x: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
-    let view = rows_as_channels(&x);
+/// Over the H and W of each channel of `view` (x itself; a `C x 1 x W` tensor for
+/// layer_norm over W, or a `1 x H x W` one with its rows read as channels), `y` read the
+/// same way.
+fn row_plan(op: &Op, view: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
     let lines = view.ty.c;
     let packed = lines > 1;
     let rows = stat_rows(lines);
     let kept = x_region(rows.size, &view.ty, false);
     let mut mean = statistic(op, view, stat_row(&rows, 0), n, packed);
     (mean.residency, mean.l2_source) = (SourceResidency::LoadAndKeep, Some(standard(kept)));
-    let op1 = OPERAND1_ALONG_W | if packed { OPERAND1_PACKED } else { 0 };
+    // The statistic (operand 1) is broadcast along the view's W, and along its H when the
+    // planes have several rows (instance_norm; no record: the flags of `normalization.md`).
+    let along_h = if view.ty.h > 1 { OPERAND1_ALONG_H } else { 0 };
+    let op1 = OPERAND1_ALONG_W | along_h | if packed { OPERAND1_PACKED } else { 0 };
     let rstd = deviation(op, view, &rows, kept, op1, n, eps, packed);
-    let mut out = normalize(op, view, rows_as_channels(&y), &rows, if packed { OPERAND2_PACKED } else { 0 });
+    let mut out = normalize(op, view, y, &rows, if packed { OPERAND2_PACKED } else { 0 });
     read_in_place(&mut out, kept, link(false, true, 0));
     vec![mean, rstd, out]
 }

@@ -36,9 +36,10 @@ pub fn softmax() -> impl Strategy<Value = Model> {
     })
 }
 
-/// `layer_norm(x, axes)` over W, over C, H and W, or over C of a vector with gamma and beta.
+/// `layer_norm(x, axes)` over W, over H and W, over C, H and W, or over C of a vector with
+/// gamma and beta.
 pub fn layer_norm() -> impl Strategy<Value = Model> {
-    let axes: Vec<&'static [i64]> = vec![&[3], &[1, 2, 3], &[1]];
+    let axes: Vec<&'static [i64]> = vec![&[3], &[1, 2, 3], &[1], &[2, 3]];
     (select(axes), any::<u64>())
         .prop_flat_map(|(axes, seed)| {
             let axis = if axes == [1] { 1 } else { 3 };
@@ -59,4 +60,21 @@ pub fn layer_norm() -> impl Strategy<Value = Model> {
             t.op("n_0", &s, "layer_norm", &args).output("n_0");
             model("layer_norm", &t, seed)
         })
+}
+
+/// `instance_norm(x, gamma, beta)` of `[1, c, h, w]`: layer_norm over H and W of each
+/// channel, then the per-channel gain/offset.
+pub fn instance_norm() -> impl Strategy<Value = Model> {
+    (shape(3), any::<u64>()).prop_map(|(s, seed)| {
+        let c = s[1];
+        let args = [
+            ("x", "x".to_string()),
+            ("gamma", fp16_tensor(&[c], &weights(seed, c))),
+            ("beta", fp16_tensor(&[c], &weights(seed ^ 1, c))),
+            ("epsilon", "tensor<fp16, []>(0.00001)".to_string()),
+        ];
+        let mut t = MilText::new(&[("x", &s)]);
+        t.op("n_0", &s, "instance_norm", &args).output("n_0");
+        model("instance_norm", &t, seed)
+    })
 }
