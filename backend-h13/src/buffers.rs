@@ -78,6 +78,9 @@ pub struct Buffers {
     /// Scratch surfaces by layer: memory a recipe declares between two of its tasks whose
     /// data stays in L2 (Apple's dependency token, BAR 3).
     pub scratch: BTreeMap<String, Surface>,
+    /// Outputs that are an input or another output: (output name, from, to), each a copy
+    /// task after the network's tasks.
+    pub copies: Vec<(String, Surface, Surface)>,
     /// Order of the per-tensor thread states (indices into `tensors`): inputs sorted by
     /// name, then outputs and intermediates in segment order. Apple's sum.hwx binds
     /// `image2, image` (the Inputs order) but writes the states as `image, image2`.
@@ -161,17 +164,15 @@ pub fn bind(
         b.surfaces.insert(p.value, s);
     }
     for (p, &bar) in m.outputs.iter().zip(&out_bars) {
-        if b.surfaces.contains_key(&p.value) {
-            return Err(BackendError::Unsupported {
-                line: p.loc.line,
-                layer: p.name.clone(),
-                op: "output".into(),
-                reason: "an output that is an input or another output needs a copy, not supported yet".into(),
-            });
-        }
         let (t, s) = bound(m, &p.name, p.value, &p.layout, TensorRole::Output, bar)?;
         b.tensors.push(t);
-        b.surfaces.insert(p.value, s);
+        // An output that is an input or another output gets its own buffer and a copy.
+        match b.surfaces.get(&p.value) {
+            Some(&from) => b.copies.push((p.name.clone(), from, s)),
+            None => {
+                b.surfaces.insert(p.value, s);
+            }
+        }
     }
     bind_output_views(m, &mut b)?;
     let mut reserved = intermediate_bars(order).iter().copied();
@@ -250,17 +251,17 @@ fn bind_output_views(m: &Module, b: &mut Buffers) -> Result<(), BackendError> {
         let is_input = m.inputs.iter().any(|p| p.value == x);
         let (Some(out), Some(ty)) = (b.surfaces.get(&r).copied(), m.ty(x)) else { continue };
         let s = view(&out, *ty).ok_or_else(|| not_a_view(op, ty, &out.ty))?;
-        if is_input || b.surfaces.contains_key(&x) {
-            // Input and output are separate buffers: the bytes would have to be copied.
-            return Err(BackendError::Unsupported {
-                line: op.loc.line,
-                layer: op.name.clone(),
-                op: op.opcode.to_string(),
-                reason: "an output that is a reshape of an input or of another output needs a copy, not supported yet"
-                    .into(),
-            });
+        match b.surfaces.get(&x) {
+            // Input and output are separate buffers: the output gets a copy of the input
+            // read in its shape.
+            Some(&from) if is_input || b.surfaces.contains_key(&x) => {
+                let read = view(&from, out.ty).ok_or_else(|| not_a_view(op, ty, &out.ty))?;
+                b.copies.push((op.name.clone(), read, out));
+            }
+            _ => {
+                b.surfaces.insert(x, s);
+            }
         }
-        b.surfaces.insert(x, s);
     }
     Ok(())
 }

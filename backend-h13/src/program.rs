@@ -104,6 +104,12 @@ fn lower_all(
     for g in groups {
         match lower_group(m, g, bufs, consts, gen) {
             Ok(t) => tasks.extend(t),
+            Err(e) => errs.push(at_layer(m, e)),
+        }
+    }
+    for (name, from, to) in &bufs.copies {
+        match lower::copy_task(name, *from, *to) {
+            Ok(t) => tasks.push(t),
             Err(e) => errs.push(e),
         }
     }

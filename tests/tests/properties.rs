@@ -1,6 +1,6 @@
 //! Property tests: generated small models (conv, linear, matmul with constant weights,
 //! elementwise with broadcast, every neuron mode, the MIL activations, gain/offset,
-//! concat, reshape, reductions, softmax, layer_norm, instance_norm) are compiled, simulated from their registers and compared with the
+//! concat, reshape, reductions, softmax, layer_norm, instance_norm, transposes, slices, tiles) are compiled, simulated from their registers and compared with the
 //! reference interpreter on the source within the fp16 tolerance of
 //! `anec_tests::tolerance`.
 //!
@@ -72,6 +72,11 @@ fn layer_norm_agrees_or_is_rejected() {
 #[test]
 fn instance_norm_agrees_or_is_rejected() {
     run_family("instance_norm", CASES, props::normalization::instance_norm());
+}
+
+#[test]
+fn data_movement_agrees_or_is_rejected() {
+    run_family("movement", CASES, props::movement::movement());
 }
 
 #[test]

@@ -212,6 +212,12 @@ fn no_lowering(op: &Op, opcode: OpCode) -> BackendError {
     unsupported(op, &format!("{opcode} has no H13 lowering yet"))
 }
 
+/// The copy of an output that is an input or another output (`Buffers::copies`) from one
+/// buffer to the other.
+pub fn copy_task(name: &str, from: Surface, to: Surface) -> Result<Task, BackendError> {
+    movement::copy(name, from, to)
+}
+
 /// Anec axis indices (N 0, C 1, D 2, H 3, W 4) of `op`'s axis-name array attribute
 /// `name`, in the attribute's order.
 pub(crate) fn axis_list(op: &Op, name: &str) -> Result<Vec<usize>, BackendError> {

@@ -1,6 +1,7 @@
 //! Data movement that reads its operand through another view: `anec.transpose` of axes
-//! other than W and `anec.input_view` (slices), each one NE pass task copying the operand
-//! read with the view's strides and offset into the result (Apple's
+//! other than W and `anec.input_view` (slices), each one copy task (an NE pass; the planar
+//! engine for rows wider than 0x100 bytes) of the operand read with
+//! the view's strides and offset into the result (Apple's
 //! `encoder_transpose_r4_0213`: the NE copies `[1, 8, 375, 128]` read with its channel and
 //! row strides exchanged). Reshapes that keep the bytes are views without a task
 //! (`buffers::view`); a transpose that moves W needs a transposing write and is refused.
@@ -9,7 +10,7 @@ use super::attr;
 use crate::buffers::Buffers;
 use crate::error::BackendError;
 use crate::layout::Strides;
-use crate::task::{Engine, Surface, Task};
+use crate::task::{Engine, PeOp, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Op, TensorType};
 
@@ -18,6 +19,34 @@ const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
 const W: usize = 4;
 /// The tile DMA's base address unit: a view must start on it.
 const DMA_UNIT: u64 = 64;
+
+/// Bytes of a row the NE copies in one piece (its channel stride cap in L2): wider rows
+/// are copied by the planar engine, which takes whole rows.
+const NE_ROW: u64 = 0x100;
+
+/// The copy task of `layer` from `src` to `dest`, one batch: an NE pass (Apple's copies,
+/// rows up to 0x100 bytes) or, for wider rows, the planar engine's one-operand identity
+/// (Cfg 0x21).
+pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, BackendError> {
+    if dest.ty.n > 1 {
+        return Err(BackendError::Unsupported {
+            line: 0,
+            layer: layer.to_string(),
+            op: "copy".into(),
+            reason: format!("a copy of a batch of {} (one task runs batch 1; tiling comes later)", dest.ty.n),
+        });
+    }
+    let row = u64::from(dest.ty.w) * dest.ty.dtype.size() as u64;
+    if row <= NE_ROW {
+        return Ok(Task::new(layer, Engine::NePass, vec![src], dest));
+    }
+    let mut t = Task::new(layer, Engine::Pe, vec![src], dest);
+    t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    Ok(t)
+}
+
+/// fp16 1.0: the identity scale of a planar-engine copy.
+const ONE_F16: u16 = 0x3C00;
 
 /// A transpose keeping W in place: the NE copies the operand read with its strides
 /// permuted.
@@ -33,7 +62,7 @@ pub(super) fn lower_transpose(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
     let stride = |result_axis: usize| src[perm[result_axis]];
     let strides = Strides { batch: stride(0), plane: stride(1), depth: stride(2), row: stride(3) };
     let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, ..x };
-    super::base_task_from(op, vec![view], dest, Engine::NePass)
+    copy(&op.name, view, dest)
 }
 
 /// A slice along one axis: the NE copies the window, read from its first element with the
@@ -67,7 +96,7 @@ pub(super) fn lower_input_view(op: &Op, bufs: &Buffers, dest: Surface) -> Result
         _ => {}
     }
     let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, offset: start, ..x };
-    super::base_task_from(op, vec![view], dest, Engine::NePass)
+    copy(&op.name, view, dest)
 }
 
 /// A concatenation: one NE copy per input, each writing its part of the result through a
@@ -94,7 +123,7 @@ pub(super) fn lower_concat(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Vec
             return Err(unsupported(op, &reason));
         }
         let part = Surface { ty: TensorType { dtype: dest.ty.dtype, ..x.ty }, offset, ..dest };
-        tasks.push(super::base_task_from(op, vec![x], part, Engine::NePass)?);
+        tasks.push(copy(&op.name, x, part)?);
         start += u64::from([x.ty.n, x.ty.c, x.ty.d, x.ty.h, x.ty.w][axis]);
     }
     Ok(tasks)
@@ -120,5 +149,5 @@ pub(super) fn lower_broadcast(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
         }
     }
     let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, ..x };
-    super::base_task_from(op, vec![view], dest, Engine::NePass)
+    copy(&op.name, view, dest)
 }

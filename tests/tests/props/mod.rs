@@ -3,5 +3,6 @@
 pub mod families;
 pub mod harness;
 pub mod model;
+pub mod movement;
 pub mod normalization;
 pub mod reduction;
