@@ -10,20 +10,10 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use super::exec;
-use super::memory::{Buffer, Dense, Dims, Fmt, Memory, Region, L2};
-use super::td::{
-    L2Operand, Mac, NeTask, Nonlinear, PadMode, PeOp, PeReduce, PeTask, PostOp, ReduceOp, Task, Tile, Unit, Window,
-};
+use super::memory::{Dense, Dims, Fmt, Memory, Region, L2};
+use super::td::{L2Operand, PeOp, PeReduce, PeTask, PostOp, ReduceOp, Task, Tile, Unit};
+use super::test_build::{self as build, buffer, dims, ne_pass};
 use half::f16;
-use std::borrow::Cow;
-
-fn dims(c: usize, h: usize, w: usize) -> Dims {
-    Dims { c, d: 1, h, w }
-}
-
-fn buffer(name: &str, bytes: Vec<u8>, writable: bool) -> Buffer<'static> {
-    Buffer { name: name.into(), bytes: Cow::Owned(bytes), writable }
-}
 
 /// A DRAM tile of BAR `bar`: rows of 0x40 bytes, planes of H rows.
 fn tile(bar: u8, d: Dims) -> Tile {
@@ -45,43 +35,10 @@ fn dram(t: &Tile, d: Dims, v: impl Fn(usize, usize, usize) -> f32) -> Vec<u8> {
     bytes
 }
 
-/// The NE's unity pass (a copy scaled by `post_scale`).
-fn ne_pass(post_scale: f32) -> Unit {
-    Unit::Ne(NeTask {
-        window: Window { kh: 1, kw: 1, sy: 1, sx: 1, py: 0, px: 0 },
-        pad: PadMode::Zero,
-        mac: Mac::Sum,
-        kbar: None,
-        matrix_bias: None,
-        acc_bias: None,
-        post_scale,
-        scale_stream: None,
-        nonlinear: Nonlinear::None,
-    })
-}
-
 /// A task of `unit` over `d`, its source loaded through `src` into L2 `at`, its result at
 /// `result`, kept in L2.
 fn task(unit: Unit, d: Dims, src: Tile, at: Region, result: Region) -> Task {
-    Task {
-        index: 0,
-        in_dims: d,
-        out_dims: d,
-        sources: vec![src],
-        resident: false,
-        source_step: 0,
-        source_box: d,
-        dest: idle(),
-        l2_sources: vec![at],
-        l2_result: result,
-        result_step: 0,
-        unit,
-        repeats: 1,
-        store: false,
-        transposed: false,
-        streamed: false,
-        operand: None,
-    }
+    Task { store: false, ..build::task(unit, d, src, idle(), at, result) }
 }
 
 /// `t` reading its source in place.

@@ -61,6 +61,8 @@ mod td_engine;
 mod td_header;
 mod td_pair;
 mod td_reduce;
+#[cfg(test)]
+mod test_build;
 
 pub use error::SimError;
 pub use io::IoSpec;

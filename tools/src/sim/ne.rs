@@ -166,17 +166,7 @@ mod tests {
     use super::*;
 
     fn task(mac: Mac, window: Window, pad: PadMode) -> NeTask {
-        NeTask {
-            window,
-            pad,
-            mac,
-            kbar: None,
-            matrix_bias: None,
-            acc_bias: None,
-            post_scale: 1.0,
-            scale_stream: None,
-            nonlinear: Nonlinear::None,
-        }
+        crate::sim::test_build::ne_task(mac, window, pad, 1.0)
     }
 
     /// Runs `t` (no kernel memory) on `x`.

@@ -115,6 +115,20 @@ pub(super) fn x_of(name: &str, input: usize) -> Vec<u16> {
 }
 
 /// Positive divisors in [0.25, 2).
+/// Checks every output `y[i]` against `want[i]` = (expected value, error bound); the worst
+/// share of its bound an output uses and the largest absolute error.
+pub(super) fn within_bounds(name: &str, y: &[u16], want: &[(f64, f64)]) -> (f64, f64) {
+    assert_eq!(y.len(), want.len(), "{name}: output elements");
+    let (mut worst, mut abs) = (0.0f64, 0.0f64);
+    for (i, (&y, &(w, b))) in y.iter().zip(want).enumerate() {
+        let err = (f(y) - w).abs();
+        assert!(err <= b, "{name}: y[{i}] = {}, expected {w} (bound {b:e})", f(y));
+        worst = worst.max(if b > 0.0 { err / b } else { 0.0 });
+        abs = abs.max(err);
+    }
+    (worst, abs)
+}
+
 fn positive(v: &[u16]) -> Vec<u16> {
     v.iter().map(|&b| half::f16::from_f64(f(b).abs() * 0.875 + 0.25).to_bits()).collect()
 }

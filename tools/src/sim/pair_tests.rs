@@ -7,14 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use super::exec;
-use super::memory::{Buffer, Dense, Dims, Fmt, Memory, Region, L2};
-use super::td::{L2Operand, Mac, NeTask, Nonlinear, PadMode, PeOp, PeTask, Task, Tile, Unit, Window};
+use super::memory::{Dense, Dims, Fmt, Memory, Region, L2};
+use super::td::{L2Operand, PeOp, PeTask, Task, Tile, Unit};
+use super::test_build::{self as build, buffer, dims, ne_pass};
 use half::f16;
-use std::borrow::Cow;
-
-fn dims(c: usize, h: usize, w: usize) -> Dims {
-    Dims { c, d: 1, h, w }
-}
 
 /// The DRAM layout of the corpus: rows of 64 bytes at least, planes of H rows; the group
 /// (batch) stride is C planes.
@@ -30,45 +26,13 @@ fn region(base: u64, d: Dims) -> Region {
     Region { base, channel, row: channel * d.c as u64, depth: 0 }
 }
 
-fn ne_copy() -> Unit {
-    Unit::Ne(NeTask {
-        window: Window { kh: 1, kw: 1, sy: 1, sx: 1, py: 0, px: 0 },
-        pad: PadMode::Zero,
-        mac: Mac::Sum,
-        kbar: None,
-        matrix_bias: None,
-        acc_bias: None,
-        post_scale: 1.0,
-        scale_stream: None,
-        nonlinear: Nonlinear::None,
-    })
-}
-
 fn pe(op: PeOp, abs: bool) -> Unit {
     Unit::Pe(PeTask { op, negate: false, abs, scale: 1.0, bias: 0.0 })
 }
 
-/// A task of one source `src` (BAR `bar`) at L2 `at`, its result at `result`.
+/// A task of one source (BAR `bar`) at L2 `at`, its result at `result` stored at BAR 9.
 fn task(unit: Unit, d: Dims, bar: u8, at: Region, result: Region) -> Task {
-    Task {
-        index: 0,
-        in_dims: d,
-        out_dims: d,
-        sources: vec![tile(bar, d)],
-        resident: false,
-        source_step: 0,
-        source_box: d,
-        dest: tile(9, d),
-        l2_sources: vec![at],
-        l2_result: result,
-        result_step: 0,
-        unit,
-        repeats: 1,
-        store: true,
-        transposed: false,
-        streamed: false,
-        operand: None,
-    }
+    build::task(unit, d, tile(bar, d), tile(9, d), at, result)
 }
 
 /// An NE task keeping its result in L2 (no destination).
@@ -76,12 +40,8 @@ fn producer(d: Dims, bar: u8, at: Region, result: Region) -> Task {
     Task {
         store: false,
         dest: Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: Fmt::F16, group: 0 },
-        ..task(ne_copy(), d, bar, at, result)
+        ..task(ne_pass(1.0), d, bar, at, result)
     }
-}
-
-fn buffer(name: &str, bytes: Vec<u8>, writable: bool) -> Buffer<'static> {
-    Buffer { name: name.into(), bytes: Cow::Owned(bytes), writable }
 }
 
 /// A DRAM buffer holding `v(c, h, w)` in `t`'s layout (`n` batch entries, the value of

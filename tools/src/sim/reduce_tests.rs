@@ -7,38 +7,17 @@
 #![allow(clippy::unwrap_used, clippy::panic)]
 
 use super::exec;
-use super::memory::{Buffer, Dense, Dims, Fmt, Memory, Region, L2};
+use super::memory::{Dense, Dims, Fmt, Memory, Region, L2};
 use super::td::{PeReduce, ReduceOp, Task, Tile, Unit};
+use super::test_build::{self as build, buffer};
 use half::f16;
-use std::borrow::Cow;
-
-fn buffer(name: &str, bytes: Vec<u8>, writable: bool) -> Buffer<'static> {
-    Buffer { name: name.into(), bytes: Cow::Owned(bytes), writable }
-}
 
 /// A reduction of `d` read through `src` into L2 at `at`, its result at `result`, stored
 /// at BAR 9 one value per 0x40 bytes.
 fn task(op: ReduceOp, final_scale: f32, d: Dims, src: Tile, at: Region, result: Region, streamed: bool) -> Task {
     let dest = Tile { bar: 9, base: 0, row: 0x40, plane: 0x40, depth: 0x40, fmt: Fmt::F16, group: 0 };
-    Task {
-        index: 0,
-        in_dims: d,
-        out_dims: d,
-        sources: vec![src],
-        resident: false,
-        source_step: 0,
-        source_box: d,
-        dest,
-        l2_sources: vec![at],
-        l2_result: result,
-        result_step: 0,
-        unit: Unit::Reduce(PeReduce::plain(op, final_scale)),
-        repeats: 1,
-        store: true,
-        transposed: false,
-        streamed,
-        operand: None,
-    }
+    let unit = Unit::Reduce(PeReduce::plain(op, final_scale));
+    Task { streamed, ..build::task(unit, d, src, dest, at, result) }
 }
 
 /// A DRAM buffer of `size` bytes holding `v(c, d, h, w)` in `t`'s layout.
