@@ -140,8 +140,7 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         // The second operand where the previous task left it (its plane2 word stays 0).
         let r2 = o.vector.region;
         // A reduction's view with depth slices: one slice's plane (as word 0x1F4).
-        let slices = if t.reduce.is_some() { u64::from(src.ty.d.max(1)) } else { 1 };
-        let plane = r2.plane / slices;
+        let plane = r2.plane / depth_slices(t, src);
         for (offset, bytes) in [(0x1FC, r2.base), (0x200, r2.channel), (0x204, r2.row), (0x208, plane)] {
             set_unnamed_units(td, offset, bytes, 4, 17)?;
         }
@@ -194,6 +193,16 @@ fn check_capacity(t: &Task, sources_end: u64) -> Result<(), BackendError> {
     })
 }
 
+/// The depth slices a row of `t`'s view holds side by side in L2: a reduction's view
+/// with D > 1 (layer_norm and reduce over C, H and W); 1 for any other task.
+fn depth_slices(t: &Task, src: &Surface) -> u64 {
+    if t.reduce.is_some() {
+        u64::from(src.ty.d.max(1))
+    } else {
+        1
+    }
+}
+
 /// The first source's region words; the end of the region.
 fn encode_source(td: &mut TdImage, t: &Task, src: &Surface, gen: &Generation) -> Result<u64, BackendError> {
     let r1 = source_region(t, src, t.l2_base(), gen);
@@ -201,8 +210,7 @@ fn encode_source(td: &mut TdImage, t: &Task, src: &Surface, gen: &Generation) ->
     super::set_units(td, "L2.SourceChannelStride.Stride", r1.channel, 16)?;
     super::set_units(td, "L2.SourceRowStride.Stride", r1.row, 16)?;
     // One depth slice of a row, then the whole row (they differ for a view with D > 1).
-    let slices = if t.reduce.is_some() { u64::from(src.ty.d.max(1)) } else { 1 };
-    set_unnamed_units(td, 0x1F4, r1.plane / slices, 4, 17)?;
+    set_unnamed_units(td, 0x1F4, r1.plane / depth_slices(t, src), 4, 17)?;
     if t.residency != SourceResidency::Resident {
         set_unnamed_units(td, 0x1F8, r1.plane, 4, 17)?;
     }
