@@ -232,6 +232,10 @@ fn reshape_view(m: &Module, op: &anec_ir::Op, b: &Buffers) -> Result<Option<Surf
     }
     let (Some(&x), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(None) };
     let Some(ty) = m.ty(r) else { return Ok(None) };
+    if m.ty(x).is_some_and(|from| reshape_is_swap(from, ty)) {
+        // A task writes it (`lower::movement`): a buffer of its own.
+        return Ok(None);
+    }
     let Some(src) = b.surfaces.get(&x) else {
         return Err(BackendError::Unsupported {
             line: op.loc.line,
@@ -250,6 +254,9 @@ fn bind_output_views(m: &Module, b: &mut Buffers) -> Result<(), BackendError> {
         let (Some(&x), Some(&r)) = (op.operands.first(), op.results.first()) else { continue };
         let is_input = m.inputs.iter().any(|p| p.value == x);
         let (Some(out), Some(ty)) = (b.surfaces.get(&r).copied(), m.ty(x)) else { continue };
+        if reshape_is_swap(ty, &out.ty) {
+            continue;
+        }
         let s = view(&out, *ty).ok_or_else(|| not_a_view(op, ty, &out.ty))?;
         match b.surfaces.get(&x) {
             // Input and output are separate buffers: the output gets a copy of the input
@@ -289,8 +296,19 @@ pub fn reshape_is_view(m: &Module, op: &anec_ir::Op) -> Result<(), BackendError>
     else {
         return Ok(());
     };
+    if reshape_is_swap(x, r) {
+        return Ok(());
+    }
     let s = Surface { bar: 0, ty: *x, strides: Strides::of(x, &Layout::default()), offset: 0 };
     view(&s, *r).map(drop).ok_or_else(|| not_a_view(op, x, r))
+}
+
+/// True for a reshape between a vector along C and one along W (`[1, n, 1, 1, 1]` and
+/// `[1, 1, 1, 1, n]`): not a view (each channel is a row of its own), but the NE writes
+/// it with C and W swapped, one task.
+pub fn reshape_is_swap(from: &anec_ir::TensorType, to: &anec_ir::TensorType) -> bool {
+    let vector = |t: &anec_ir::TensorType| t.n == 1 && t.d == 1 && t.h == 1;
+    vector(from) && vector(to) && from.c == to.w && from.w == to.c && from.c != from.w && from.dtype == to.dtype
 }
 
 fn not_a_view(op: &anec_ir::Op, from: &anec_ir::TensorType, to: &anec_ir::TensorType) -> BackendError {

@@ -432,6 +432,10 @@ pub struct Task {
     pub channel_sum: bool,
     /// The scratch surface this task declares.
     pub token: Option<Token>,
+    /// The NE writes its result with C and W swapped into `dest`, whose type is the
+    /// swapped one (Common.Cfg bit 28 with the result going to memory: Apple's matmul
+    /// writes its product rows this way, `matmul.md` §1).
+    pub transposed_write: bool,
 }
 
 impl Task {
@@ -465,6 +469,7 @@ impl Task {
             channel_max: false,
             channel_sum: false,
             token: None,
+            transposed_write: false,
         }
     }
 
@@ -482,6 +487,7 @@ impl Task {
     pub fn out_view(&self) -> TensorType {
         match (self.reduce, self.sources.first()) {
             (Some(_), Some(s)) => s.ty,
+            _ if self.transposed_write => TensorType { c: self.dest.ty.w, w: self.dest.ty.c, ..self.dest.ty },
             _ => self.dest.ty,
         }
     }

@@ -147,4 +147,35 @@ impl Module {
     pub fn users(&self, id: ValueId) -> impl Iterator<Item = &Op> {
         self.ops.iter().filter(move |op| op.operands.contains(&id))
     }
+
+    /// Keeps the ops for which `keep(index)` holds and renumbers the values densely (ids
+    /// stay in their order); the removed ops' results must be unused.
+    pub fn retain_ops(&mut self, keep: impl Fn(usize) -> bool) {
+        let mut i = 0;
+        self.ops.retain(|_| {
+            i += 1;
+            keep(i - 1)
+        });
+        let mut defined = vec![false; self.values.len()];
+        for v in self.inputs.iter().map(|p| p.value).chain(self.ops.iter().flat_map(|op| op.results.iter().copied())) {
+            if let Some(d) = defined.get_mut(v.index()) {
+                *d = true;
+            }
+        }
+        let mut new_id = vec![ValueId(0); self.values.len()];
+        let mut next = 0u32;
+        for (old, d) in defined.iter().enumerate() {
+            if *d {
+                new_id[old] = ValueId(next);
+                next += 1;
+            }
+        }
+        let old_values = std::mem::take(&mut self.values);
+        self.values = old_values.into_iter().zip(&defined).filter(|(_, d)| **d).map(|(v, _)| v).collect();
+        let map = |v: &mut ValueId| *v = new_id.get(v.index()).copied().unwrap_or(*v);
+        self.inputs.iter_mut().chain(self.outputs.iter_mut()).for_each(|p| map(&mut p.value));
+        for op in &mut self.ops {
+            op.operands.iter_mut().chain(op.results.iter_mut()).for_each(map);
+        }
+    }
 }

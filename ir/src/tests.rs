@@ -337,3 +337,26 @@ fn random_edits_never_panic() {
         let _ = parse_module(&String::from_utf8_lossy(&bytes));
     }
 }
+
+/// Removing an op renumbers the values after its result, everywhere they are named.
+#[test]
+fn retain_ops_renumbers_the_values_densely() {
+    let mut m = small_conv();
+    let x = m.inputs[0].value;
+    let dead =
+        add_op(&mut m, OpCode::Neuron, "unused", &[x], &[f16(1, 3, 1, 1)], vec![("mode", Attr::Str("relu".into()))]);
+    let kept =
+        add_op(&mut m, OpCode::Neuron, "kept", &[x], &[f16(1, 3, 1, 1)], vec![("mode", Attr::Str("relu".into()))]);
+    m.outputs.push(Port {
+        name: "kept@output".into(),
+        value: kept[0],
+        layout: Layout::default(),
+        loc: Location::default(),
+    });
+    assert_eq!((dead[0], kept[0]), (ValueId(2), ValueId(3)));
+    m.retain_ops(|i| i != 1);
+    assert_eq!(m.values.len(), 3);
+    assert_eq!(m.ops.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["my_layer", "kept"]);
+    assert_eq!((m.ops[1].results[0], m.outputs[1].value, m.ops[1].operands[0]), (ValueId(2), ValueId(2), x));
+    assert_eq!(crate::verify_module(&m), Ok(()));
+}

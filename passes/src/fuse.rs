@@ -19,17 +19,21 @@ pub struct Group {
     pub goc: Option<usize>,
     /// A fused activation, if any.
     pub neuron: Option<usize>,
+    /// A channel<->width transpose of the result that the head's engine applies as it
+    /// writes (H13: Common.Cfg bit 28). The generic fusion never sets it; a backend
+    /// that can write transposed does.
+    pub swap: Option<usize>,
 }
 
 impl Group {
     /// Every op index of the group, in order.
     pub fn ops(&self) -> Vec<usize> {
-        std::iter::once(self.head).chain(self.goc).chain(self.neuron).collect()
+        std::iter::once(self.head).chain(self.goc).chain(self.neuron).chain(self.swap).collect()
     }
 
     /// The op whose result the group produces.
     pub fn last(&self) -> usize {
-        self.neuron.or(self.goc).unwrap_or(self.head)
+        self.swap.or(self.neuron).or(self.goc).unwrap_or(self.head)
     }
 }
 
@@ -50,7 +54,7 @@ pub fn groups(m: &Module) -> Vec<Group> {
     let mut out = Vec::new();
     let mut i = 0;
     while i < m.ops.len() {
-        let mut g = Group { head: i, goc: None, neuron: None };
+        let mut g = Group { head: i, goc: None, neuron: None, swap: None };
         let mut next = i + 1;
         if m.ops[i].opcode == OpCode::Conv {
             if result(m, g.last()).is_some_and(|v| joins(m, v, next, OpCode::GainOffsetControl)) {
@@ -110,7 +114,7 @@ mod tests {
     #[test]
     fn conv_goc_neuron_fuse_into_one_group() {
         let m = chain(&[OpCode::Conv, OpCode::GainOffsetControl, OpCode::Neuron], 2);
-        assert_eq!(groups(&m), vec![Group { head: 0, goc: Some(1), neuron: Some(2) }]);
+        assert_eq!(groups(&m), vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }]);
     }
 
     #[test]

@@ -384,11 +384,12 @@ fn mil_max_and_average_pooling_match_a_hand_computation() {
 fn mnist_model_compiles_and_simulates() {
     let path = fixtures().join("mil/real/jafreck+ironmill__test-q_base.mlmodelc.model.mil");
     let p = compile(&path);
-    assert_eq!(p.task_count(), 5, "conv, pool, conv, pool, conv");
+    assert_eq!(p.task_count(), 5, "conv, pool, conv, pool, conv (writing its 10 channels as one row)");
     let spec = p.inputs()[0].clone();
     let x = Rng(0x5eed_0007).halves(spec.shape.iter().product(), 0.0, 1.0);
     let out = p.run(&inputs(&[(spec.key.as_str(), &spec.shape, x)])).unwrap();
     let logits = out.values().next().unwrap();
-    assert_eq!(logits.shape, [1, 10, 1, 1]);
+    // MIL [1, 10]: one row (the last axis on W).
+    assert_eq!(logits.shape, [1, 1, 1, 10]);
     assert!(logits.data.iter().all(|v| v.is_finite()) && logits.data.iter().any(|&v| v != 0.0), "{logits:?}");
 }

@@ -169,7 +169,7 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     td.set("Common.Cfg.ShMax", max)?;
     td.set("Common.Cfg.ActiveNE", active_ne(t))?;
     td.set("Common.Cfg.AccDoubleBufEn", double_buf)?;
-    let transposed = t.engine.uses_ne() && t.l2_result.is_some_and(|v| v.form.transposes());
+    let transposed = t.engine.uses_ne() && (t.transposed_write || t.l2_result.is_some_and(|v| v.form.transposes()));
     td.set_unnamed_bits(0x15C, unnamed | if transposed { CFG_TRANSPOSED_RESULT } else { 0 })
 }
 
@@ -344,6 +344,10 @@ pub fn task_nes(t: &Task) -> u32 {
         Some(v) if v.form == L2Form::Packed => PACKED_VECTOR_NES,
         // A transposed result's channels are the source's columns.
         Some(v) if v.form == L2Form::Transposed => ne_count(t.dest.ty.w),
+        // A pass writing transposed: its channels are the source's columns, as above; a
+        // convolution's are its output channels.
+        _ if t.transposed_write && t.engine == Engine::NePass => ne_count(t.out_view().w),
+        _ if t.transposed_write => ne_count(t.out_view().c),
         _ => ne_count(t.dest.ty.c),
     }
 }

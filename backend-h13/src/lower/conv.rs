@@ -20,7 +20,7 @@ use crate::layout::{round_up, L2_GRANULE};
 use crate::task::{ConvGeom, Engine, SourceResidency, Surface, Task};
 use crate::weights::{self, Kernel, Packing};
 use crate::window::{window, Window};
-use anec_ir::{DType, Module, Op};
+use anec_ir::{DType, Module, Op, TensorType};
 use half::f16;
 use std::ops::Range;
 
@@ -31,6 +31,31 @@ const L2_BUDGET: u64 = 1 << 20;
 /// Output channels per NE block up to which a stride-2 1x1 kernel takes the sparse form
 /// (the form is known for blocks of 1 and 4 channels).
 const SPARSE_MAX_BLOCK: u32 = 4;
+
+/// OCGSize of a convolution writing its result transposed (Common.Cfg bit 28): the
+/// matmul records' N 512 and 1024 give 4 where the plain rule gives 5 (`matmul.md` §2).
+const TRANSPOSED_MAX_OCG: u32 = 4;
+
+/// Where a convolution writes: its destination, and whether with C and W swapped (a
+/// channel<->width transpose fused into the write).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Output {
+    /// The destination surface (of the swapped type when `transposed`).
+    pub dest: Surface,
+    /// The NE writes with C and W swapped (Common.Cfg bit 28).
+    pub transposed: bool,
+}
+
+impl Output {
+    /// The result as the convolution computes it.
+    fn view(&self) -> Surface {
+        let ty = self.dest.ty;
+        match self.transposed {
+            true => Surface { ty: TensorType { c: ty.w, w: ty.c, ..ty }, ..self.dest },
+            false => self.dest,
+        }
+    }
+}
 
 /// The convolution geometry of a window, `groups` and `ocg_size`.
 pub(super) fn geometry(op: &Op, groups: u32, ocg_size: u32) -> Result<ConvGeom, BackendError> {
@@ -49,10 +74,13 @@ pub(super) fn lower_conv(
     op: &Op,
     goc: Option<&Op>,
     bufs: &Buffers,
-    dest: Surface,
+    out: Output,
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
+    // The convolution's own view of its result: the destination with C and W swapped
+    // back when the task writes transposed.
+    let dest = out.view();
     let mut proto = base_task(op, bufs, dest, Engine::NeConv)?;
     let cin = proto.sources.first().map_or(0, |s| s.ty.c);
     let groups = u32::try_from(attr(op, "groups")?.as_int().unwrap_or(1)).unwrap_or(u32::MAX).max(1);
@@ -77,11 +105,21 @@ pub(super) fn lower_conv(
             (_, 0) => SourceResidency::LoadAndKeep,
             _ => SourceResidency::Resident,
         };
-        t.dest.ty.c = range.len() as u32 * ng;
-        t.dest.offset = u64::from(range.start) * dest.strides.plane;
         let n = if depthwise { 1 } else { range.len() as u32 };
         let pixels = u64::from(dest.ty.h) * u64::from(dest.ty.w);
         t.conv.ocg_size = weights::ocg_size(n, pixels);
+        if out.transposed {
+            // The slice's channels are columns of the destination; a transposed write
+            // caps OCGSize at 4 with no pixel budget (`matmul.md` §2).
+            let elem = out.dest.ty.dtype.size() as u64;
+            t.dest = Surface { ty: TensorType { w: range.len() as u32, ..out.dest.ty }, ..out.dest };
+            t.dest.offset += u64::from(range.start) * elem;
+            t.transposed_write = true;
+            t.conv.ocg_size = weights::ocg_size(n, 0).min(TRANSPOSED_MAX_OCG);
+        } else {
+            t.dest.ty.c = range.len() as u32 * ng;
+            t.dest.offset = u64::from(range.start) * dest.strides.plane;
+        }
         t.conv.sparse = sparse(&w, kernel.fmt, t.conv.ocg_size);
         let packing = Packing { groups: ng, channels: range, ocg_size: t.conv.ocg_size, sparse: t.conv.sparse };
         let bank = weights::bank(&kernel, bias.as_deref(), &packing)?;
@@ -154,7 +192,6 @@ fn slices(t: &Task, gen: &Generation) -> Vec<Range<u32>> {
 mod tests {
     use super::*;
     use crate::generation::CURRENT;
-    use anec_ir::TensorType;
 
     fn conv_task(cin: u32, cout: u32, hw: u32) -> Task {
         let surface = |c: u32| {

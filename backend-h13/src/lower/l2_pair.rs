@@ -66,7 +66,7 @@ pub fn plan(m: &Module, groups: &[Group]) -> Plan {
 
 /// [`plan`] with every op its own group (what `anec check` sees before fusion).
 pub fn plan_ops(m: &Module) -> Plan {
-    let groups: Vec<Group> = (0..m.ops.len()).map(|head| Group { head, goc: None, neuron: None }).collect();
+    let groups: Vec<Group> = (0..m.ops.len()).map(|head| Group { head, goc: None, neuron: None, swap: None }).collect();
     plan(m, &groups)
 }
 

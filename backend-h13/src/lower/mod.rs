@@ -11,7 +11,8 @@
 //!   normalize);
 //! - `normalization`: layer_norm as mean, rstd and a ternary normalize through L2;
 //! - `l2_chain`: the regions, links and checks those multi-task recipes share;
-//! - `movement`: transposes of axes other than W, slices, concatenations and broadcasts,
+//! - `movement`: transposes (C <-> W as a transposing NE pass, others without W as
+//!   copies), slices, concatenations and broadcasts,
 //!   as NE copies through views (reshapes that keep the bytes are views without a task);
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
 
@@ -46,7 +47,7 @@ use anec_passes::Group;
 pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
     let mut out = Vec::new();
     for g in groups {
-        let mut cur = Group { head: g.head, goc: None, neuron: None };
+        let mut cur = Group { head: g.head, goc: None, neuron: None, swap: None };
         for i in g.ops().into_iter().skip(1) {
             let Some(op) = m.ops.get(i) else { continue };
             let head = m.ops.get(cur.head).map(|h| h.opcode);
@@ -61,11 +62,41 @@ pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
                 (true, _) => cur.neuron = Some(i),
                 (false, _) => {
                     out.push(cur);
-                    cur = Group { head: i, goc: None, neuron: None };
+                    cur = Group { head: i, goc: None, neuron: None, swap: None };
                 }
             }
         }
         out.push(cur);
+    }
+    absorb_swaps(m, out)
+}
+
+/// Lets a convolution's task write its result with C and W swapped (Common.Cfg bit 28)
+/// when the group after it is a lone channel<->width transpose of that result, its only
+/// use (a `linear` swaps back after its 1x1 convolution: Apple's compute task writes the
+/// product rows so, `matmul.md` §1); likewise a planar-engine reduction whose vector of
+/// results becomes a row (written packed, word 0x158 0x400).
+fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
+    let mut out: Vec<Group> = Vec::with_capacity(groups.len());
+    for g in groups {
+        let lone = g.goc.is_none() && g.neuron.is_none();
+        if let (true, Some(prev), Some(op)) = (lone, out.last_mut(), m.ops.get(g.head)) {
+            let writer = m.ops.get(prev.head).is_some_and(|h| match h.opcode {
+                OpCode::Conv => true,
+                OpCode::Reduction => prev.goc.is_none() && reduction::packs_into_row(m, h),
+                _ => false,
+            });
+            let conv = writer && prev.swap.is_none();
+            let value = m.ops.get(prev.last()).and_then(|p| p.results.first().copied());
+            let sole = value.is_some_and(|v| {
+                op.operands == [v] && m.users(v).count() == 1 && !m.outputs.iter().any(|p| p.value == v)
+            });
+            if conv && sole && movement::is_channel_width_swap(m, op) {
+                prev.swap = Some(g.head);
+                continue;
+            }
+        }
+        out.push(g);
     }
     out
 }
@@ -79,9 +110,10 @@ pub fn lower_group(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
-    if m.ops.get(g.head).is_some_and(|op| op.opcode == OpCode::Reshape) {
-        // A view of its operand's buffer (`buffers::view`): no task.
-        return Ok(Vec::new());
+    if let Some(op) = m.ops.get(g.head).filter(|op| op.opcode == OpCode::Reshape) {
+        // A view of its operand's buffer (`buffers::view`): no task; a vector moving
+        // between C and W: a transposing pass.
+        return movement::lower_reshape(m, op, bufs).map(|t| t.into_iter().collect());
     }
     if let Some(tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
         return Ok(tasks);
@@ -93,7 +125,13 @@ pub fn lower_group(
     let dest = bufs.surface(*result)?;
     let head = op(g.head)?;
     let goc = g.goc.map(op).transpose()?;
-    let mut tasks = lower(m, head, goc, dest, bufs, consts, gen)?;
+    let mut tasks = match (g.swap, head.opcode) {
+        // A reduction writing its vector of results as one row.
+        (Some(_), OpCode::Reduction) => reduction::lower_into_row(head, bufs, dest)?,
+        // A convolution writing its result through the channel<->width transpose after it.
+        (Some(_), _) => conv::lower_conv(m, head, goc, bufs, conv::Output { dest, transposed: true }, consts, gen)?,
+        (None, _) => lower(m, head, goc, dest, bufs, consts, gen)?,
+    };
     if g.neuron.is_some() {
         tasks.iter_mut().for_each(|t| t.nonlinear = Nonlinear::Relu);
     }
@@ -138,7 +176,10 @@ pub fn lower(
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
     match op.opcode {
-        OpCode::Conv => return conv::lower_conv(m, op, goc, bufs, dest, consts, gen),
+        OpCode::Conv => {
+            let out = conv::Output { dest, transposed: false };
+            return conv::lower_conv(m, op, goc, bufs, out, consts, gen);
+        }
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
         OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(op, bufs, dest, consts),
         OpCode::Concat if goc.is_none() => return movement::lower_concat(op, bufs, dest),
@@ -324,7 +365,7 @@ mod tests {
     }
 
     fn lower_only(m: &Module) -> Result<Task, BackendError> {
-        let groups = vec![Group { head: 0, goc: None, neuron: None }];
+        let groups = vec![Group { head: 0, goc: None, neuron: None, swap: None }];
         let bufs = buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default())?;
         one(lower_group(m, &groups[0], &bufs, &mut ConstSection::default(), &crate::generation::V4_2)?)
     }
@@ -384,7 +425,7 @@ mod tests {
     #[test]
     fn per_channel_goc_and_relu_fuse_into_the_convolution() {
         let m = conv_goc_relu();
-        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2) }];
+        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
         let groups = h13_groups(&m, &generic);
         assert_eq!(groups, generic);
         let bufs =
@@ -406,10 +447,10 @@ mod tests {
         let input = m.inputs[0].value;
         m.ops[1].operands = vec![input];
         m.ops[1].attrs.insert("scale".into(), Attr::Float(0.5));
-        let goc = Group { head: 1, goc: None, neuron: None };
+        let goc = Group { head: 1, goc: None, neuron: None, swap: None };
         let bufs = buffers::bind(
             &m,
-            &[Group { head: 0, goc: None, neuron: None }, goc.clone()],
+            &[Group { head: 0, goc: None, neuron: None, swap: None }, goc.clone()],
             BarOrder::OutputsThenInputs,
             &Default::default(),
             &Default::default(),

@@ -4,7 +4,8 @@
 //! the view's strides and offset into the result (Apple's
 //! `encoder_transpose_r4_0213`: the NE copies `[1, 8, 375, 128]` read with its channel and
 //! row strides exchanged). Reshapes that keep the bytes are views without a task
-//! (`buffers::view`); a transpose that moves W needs a transposing write and is refused.
+//! (`buffers::view`); a transpose exchanging C and W (and a reshape moving a vector between them) is an
+//! NE pass writing transposed (Common.Cfg bit 28); other transposes that move W are refused.
 
 use super::attr;
 use crate::buffers::Buffers;
@@ -48,11 +49,29 @@ pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, Bac
 /// fp16 1.0: the identity scale of a planar-engine copy.
 const ONE_F16: u16 = 0x3C00;
 
-/// A transpose keeping W in place: the NE copies the operand read with its strides
-/// permuted.
+/// The permutation exchanging C and W (anec order N, C, D, H, W).
+const CHANNEL_WIDTH_SWAP: [usize; 5] = [0, W, 2, 3, 1];
+
+/// True for an `anec.transpose` exchanging the channels and the width, or a reshape
+/// moving a vector between them.
+pub(super) fn is_channel_width_swap(m: &anec_ir::Module, op: &Op) -> bool {
+    let types = (op.operands.first().and_then(|&v| m.ty(v)), op.results.first().and_then(|&v| m.ty(v)));
+    match (op.opcode, types) {
+        (anec_ir::OpCode::Transpose, _) => super::axis_list(op, "perm").is_ok_and(|p| p == CHANNEL_WIDTH_SWAP),
+        (anec_ir::OpCode::Reshape, (Some(from), Some(to))) => crate::buffers::reshape_is_swap(from, to),
+        _ => false,
+    }
+}
+
+/// A transpose: keeping W in place, the NE copies the operand read with its strides
+/// permuted; exchanging C and W, an NE pass writes its result transposed (Common.Cfg bit
+/// 28: Apple's preparation task of a matmul, `matmul.md` §1).
 pub(super) fn lower_transpose(op: &Op, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
     let x = super::first_operand(op, bufs)?;
     let perm = super::axis_list(op, "perm")?;
+    if perm == CHANNEL_WIDTH_SWAP {
+        return transposing_pass(op, x, dest);
+    }
     if perm.len() != AXES.len() || perm[W] != W {
         let reason = "a transpose that moves the width (the NE's rows) needs a transposing write (Common.Cfg \
                       bit 28), planned with Apple's rank mapping (docs/rationale/current-compiler/rank-mapping.md)";
@@ -63,6 +82,32 @@ pub(super) fn lower_transpose(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
     let strides = Strides { batch: stride(0), plane: stride(1), depth: stride(2), row: stride(3) };
     let view = Surface { ty: TensorType { dtype: x.ty.dtype, ..dest.ty }, strides, ..x };
     copy(&op.name, view, dest)
+}
+
+/// A reshape: none when it is a view of its operand (`buffers::view`); a vector moving
+/// between C and W (`buffers::reshape_is_swap`) is a transposing pass.
+pub(super) fn lower_reshape(m: &anec_ir::Module, op: &Op, bufs: &Buffers) -> Result<Option<Task>, BackendError> {
+    let (Some(&x), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(None) };
+    let (Some(from), Some(to)) = (m.ty(x), m.ty(r)) else { return Ok(None) };
+    if !crate::buffers::reshape_is_swap(from, to) {
+        return Ok(None);
+    }
+    transposing_pass(op, bufs.surface(x)?, bufs.surface(r)?).map(Some)
+}
+
+/// An NE pass writing `x` with C and W swapped into `dest`, one batch of one depth slice.
+fn transposing_pass(op: &Op, x: Surface, dest: Surface) -> Result<Task, BackendError> {
+    if x.ty.n > 1 || x.ty.d > 1 {
+        let reason = format!(
+            "a channel<->width transpose of a batch of {} with {} depth slices (the NE transposes one C x H x W \
+             tensor per task; tiling comes later)",
+            x.ty.n, x.ty.d
+        );
+        return Err(unsupported(op, &reason));
+    }
+    let mut t = Task::new(&op.name, Engine::NePass, vec![x], dest);
+    t.transposed_write = true;
+    Ok(t)
 }
 
 /// A slice along one axis: the NE copies the window, read from its first element with the

@@ -152,11 +152,14 @@ fn copy(op: &Op, view: Surface, out: Surface) -> Task {
     t
 }
 
-/// x itself, or, with one channel of several rows, its rows as channels.
+/// x itself, or, with one channel of several rows, its rows as channels: the row and
+/// channel strides exchanged (Apple's `chain_base_layer_norm_d256_s64`, `[1, 64, 256]`:
+/// channel stride 0x200, row stride 0x8000).
 fn rows_as_channels(x: &Surface) -> Surface {
     if x.ty.c == 1 && x.ty.h > 1 {
         let ty = TensorType { c: x.ty.h, h: 1, ..x.ty };
-        let strides = Strides { plane: x.strides.row, depth: x.strides.row * u64::from(x.ty.h), ..x.strides };
+        let s = x.strides;
+        let strides = Strides { plane: s.row, row: s.plane, depth: s.row * u64::from(x.ty.h), ..s };
         return Surface { ty, strides, ..*x };
     }
     *x

@@ -1,9 +1,10 @@
 //! Refusals of the multi-task recipes (reduction, softmax, layer_norm): a shape or axis
-//! set without a plan is refused naming the layer and the reason, never emitted wrong.
+//! set without a plan is refused naming the layer and the reason, never emitted wrong;
+//! and the grouping of a task with the channel<->width transpose it writes through.
 //! The plans themselves are checked word for word against Apple's programs by
 //! `tests/tests/oracles.rs` and run by the simulator's record tests.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::panic)]
 
 use super::*;
 use crate::buffers;
@@ -35,7 +36,7 @@ fn names(v: &[&str]) -> Attr {
 
 /// The error of lowering the module's one op.
 fn refusal(m: &Module) -> String {
-    let groups = vec![anec_passes::Group { head: 0, goc: None, neuron: None }];
+    let groups = vec![anec_passes::Group { head: 0, goc: None, neuron: None, swap: None }];
     let bufs = buffers::bind(m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
     let e = lower_group(m, &groups[0], &bufs, &mut ConstSection::default(), &CURRENT).unwrap_err();
     e.to_string()
@@ -77,4 +78,65 @@ fn a_layer_norm_with_gamma_or_over_other_axes_is_refused() {
     m.ops[0].attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
     let e = refusal(&m);
     assert!(e.contains("layer_norm with gamma or beta"), "{e}");
+}
+
+/// `x (1 x 4 x 1 x 1 x 3) -> 1x1 conv to 2 channels -> transpose C <-> W -> output`: the
+/// linear layer's convolution and its swap back.
+fn conv_then_swap() -> Module {
+    let mut m = single(OpCode::Conv, f16(4, 1, 3), f16(2, 1, 3), vec![]);
+    m.resources.insert("w".into(), anec_ir::Blob { dtype: DType::F16, bytes: vec![0; 16] });
+    let ints = |v: &[i64]| Attr::Array(v.iter().map(|&i| Attr::Int(i)).collect());
+    let attrs = [
+        ("weights", Attr::Resource { name: "w".into(), ty: TensorType::nchw(2, 4, 1, 1, DType::F16) }),
+        ("kernel", ints(&[1, 1])),
+        ("stride", ints(&[1, 1])),
+        ("pad", ints(&[0, 0, 0, 0])),
+        ("groups", Attr::Int(1)),
+    ];
+    m.ops[0].attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+    let conv_out = m.ops[0].results[0];
+    let r = m.add_value(f16(3, 1, 2));
+    let perm = names(&["batch", "width", "depth", "height", "channel"]);
+    m.ops.push(Op {
+        opcode: OpCode::Transpose,
+        name: "swap".into(),
+        operands: vec![conv_out],
+        results: vec![r],
+        attrs: [("perm".to_string(), perm)].into_iter().collect(),
+        loc: Location::default(),
+    });
+    m.outputs[0].value = r;
+    m
+}
+
+#[test]
+fn a_convolution_writes_through_the_swap_after_it() {
+    let m = conv_then_swap();
+    let generic = vec![
+        anec_passes::Group { head: 0, goc: None, neuron: None, swap: None },
+        anec_passes::Group { head: 1, goc: None, neuron: None, swap: None },
+    ];
+    let groups = h13_groups(&m, &generic);
+    assert_eq!(groups, vec![anec_passes::Group { head: 0, goc: None, neuron: None, swap: Some(1) }]);
+    let bufs = buffers::bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
+    let tasks = lower_group(&m, &groups[0], &bufs, &mut ConstSection::default(), &CURRENT).unwrap();
+    let [t] = tasks.as_slice() else { panic!("{tasks:?}") };
+    // The destination is the swapped tensor; the Common block states the convolution's.
+    assert!(t.transposed_write);
+    assert_eq!((t.dest.ty.c, t.dest.ty.w), (3, 2));
+    assert_eq!((t.out_view().c, t.out_view().w), (2, 3));
+    // Without the convolution, the swap is a pass writing transposed.
+    let alone = lowered_alone(&m, 1);
+    assert!(alone.transposed_write && alone.engine == Engine::NePass, "{alone:?}");
+}
+
+/// The one task of group `{head}` lowered alone.
+fn lowered_alone(m: &Module, head: usize) -> Task {
+    let groups = vec![
+        anec_passes::Group { head: 0, goc: None, neuron: None, swap: None },
+        anec_passes::Group { head, goc: None, neuron: None, swap: None },
+    ];
+    let bufs = buffers::bind(m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
+    let mut tasks = lower_group(m, &groups[1], &bufs, &mut ConstSection::default(), &CURRENT).unwrap();
+    tasks.remove(0)
 }

@@ -39,21 +39,56 @@ pub(super) fn lower_reduction(op: &Op, bufs: &Buffers, dest: Surface) -> Result<
     if kind == "max" && is_channel_vector(&x.ty, &axes) {
         return Ok(vec![channel_max(op, x, dest)]);
     }
-    let n = reduced_elements(&x.ty, &axes);
-    let (red, scale) = match kind {
-        "sum" => (ReduceOp::Sum, 1.0),
-        "mean" => (ReduceOp::Sum, 1.0 / n as f32),
-        "max" => (ReduceOp::Max, 1.0),
-        "min" => (ReduceOp::Min, 1.0),
-        other => return Err(unsupported(op, &format!("reduction '{other}' has no planar-engine form"))),
-    };
-    let reduce = PeReduce::new(red, scale);
+    let reduce = pe_reduce(op, &x.ty, &axes)?;
     if is_channels_of_planes(&x.ty, &axes) {
         return through_transposer(op, x, dest, reduce);
     }
     let (view, out) = plan(op, &x, &dest, &axes)?;
     let split = x.ty.h == 1 && view.ty.h == SPLIT_ROWS && view.ty.c == x.ty.c && view.ty.w < x.ty.w;
     Ok(vec![pe_reduction(op, view, out, PeReduce { split, ..reduce })])
+}
+
+/// What the planar engine combines and its post-scale (1/N for a mean).
+fn pe_reduce(op: &Op, ty: &TensorType, axes: &[usize]) -> Result<PeReduce, BackendError> {
+    let n = reduced_elements(ty, axes);
+    let (red, scale) = match attr(op, "kind")?.as_str().unwrap_or_default() {
+        "sum" => (ReduceOp::Sum, 1.0),
+        "mean" => (ReduceOp::Sum, 1.0 / n as f32),
+        "max" => (ReduceOp::Max, 1.0),
+        "min" => (ReduceOp::Min, 1.0),
+        other => return Err(unsupported(op, &format!("reduction '{other}' has no planar-engine form"))),
+    };
+    Ok(PeReduce::new(red, scale))
+}
+
+/// True when the reduction's one-task plan can write its result, a vector along C, as
+/// one row instead (word 0x158 0x400: Apple's keep_dims = false reduction of
+/// `reduce_probe_sum_ax2_3_1x64x8x8_flat`, whose `[1, 64]` result is a row).
+pub(super) fn packs_into_row(m: &anec_ir::Module, op: &Op) -> bool {
+    let ty = |v: Option<&anec_ir::ValueId>| v.and_then(|&v| m.ty(v)).copied();
+    let (Some(x), Some(r), Ok(axes)) = (ty(op.operands.first()), ty(op.results.first()), axes(op)) else {
+        return false;
+    };
+    let vector = r.n == 1 && r.d == 1 && r.h == 1 && r.w == 1 && r.c > 1;
+    let max = attr(op, "kind").is_ok_and(|k| k.as_str() == Some("max"));
+    vector && !(max && is_channel_vector(&x, &axes)) && !is_channels_of_planes(&x, &axes)
+}
+
+/// The reduction writing its per-channel results along one row `row` (see
+/// [`packs_into_row`]).
+pub(super) fn lower_into_row(op: &Op, bufs: &Buffers, row: Surface) -> Result<Vec<Task>, BackendError> {
+    let x = super::first_operand(op, bufs)?;
+    let axes = axes(op)?;
+    let reduce = pe_reduce(op, &x.ty, &axes)?;
+    let (view, _) = plan(op, &x, &row, &axes)?;
+    if view.ty.c != row.ty.w {
+        return Err(BackendError::Internal(format!(
+            "reduction '{}': {} results for a row of {}",
+            op.name, view.ty.c, row.ty.w
+        )));
+    }
+    let split = x.ty.h == 1 && view.ty.h == SPLIT_ROWS && view.ty.c == x.ty.c && view.ty.w < x.ty.w;
+    Ok(vec![pe_reduction(op, view, row, PeReduce { split, packed: true, ..reduce })])
 }
 
 /// The planar-engine task reducing `view` into `out`.

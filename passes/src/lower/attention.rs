@@ -1,10 +1,9 @@
 //! `scaled_dot_product_attention(query, key, value, attn_mask?)` (iOS18) to `anec.sdpa`.
 //!
 //! `anec.sdpa` wants the sequence on C and the head dimension on W, with key and value of
-//! one shape. The rank mapping holds a rank-3 `[B, L, E]` operand as `B x E x 1 x 1 x L`
+//! one shape. The rank mapping holds a rank-3 `[B, L, E]` operand as `1 x B x 1 x L x E`
 //! and a rank-4 `[B, H, L, E]` as `B x H x 1 x L x E`, so each operand (and the result)
-//! is transposed channel <-> width (rank 3) or channel <-> height (rank 4), once per
-//! distinct value (self-attention reads one). The scale
+//! is transposed channel <-> height, once per distinct value (self-attention reads one). The scale
 //! `1 / sqrt(E)` is an `anec.constant` operand; a constant mask is emitted as a constant
 //! (a boolean mask becomes additive: 0 where true, -65504 where false), a runtime mask is
 //! used as is; both are promoted to the query's rank and transposed like it.
@@ -12,7 +11,7 @@
 use super::consts::materialize;
 use super::cx::{attrs, Cx, Fail, LResult, Rt, Val};
 use super::elementwise::{v, F16_MAX};
-use super::layout::{promote, C, H, W};
+use super::layout::{promote, C, H};
 use super::shape::{reshape_rt, swap, swapped};
 use super::tensor::Tensor;
 use anec_ir::mil::ScalarType;
@@ -25,8 +24,7 @@ pub(crate) fn sdpa(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     let val = cx.input("value")?;
     let rank = q.shape.len();
     let axis = match rank {
-        3 => W,
-        4 => H,
+        3 | 4 => H,
         r => return Err(Fail::Msg(format!("rank-{r} operands are not supported (ranks 3 and 4)"))),
     };
     if k.shape != val.shape || k.shape.len() != rank {

@@ -19,7 +19,7 @@
 //! [`materialize`] (f16 data in the anec element order).
 
 use super::cx::{attrs, Cx, Fail, LResult, Rt, Val};
-use super::layout::{anec_type, broadcast_shapes, promote, to_anec_order};
+use super::layout::{anec_type, broadcast_shapes, promote};
 use super::tensor::{count, unpack_bits, Data, Tensor};
 use anec_ir::mil::{Arg, ScalarType};
 use anec_ir::{Blob, DType, OpCode, TensorType};
@@ -366,12 +366,12 @@ pub(crate) fn channel_blob(values: &[f32], source: ScalarType) -> (Blob, TensorT
     (blob(values, dtype), TensorType::nchw(1, c, 1, 1, dtype))
 }
 
-/// Emits a constant tensor as an `anec.constant` value (f16, anec element order).
+/// Emits a constant tensor as an `anec.constant` value (f16; the anec element order is
+/// MIL's).
 pub(crate) fn materialize(cx: &mut Cx<'_, '_>, t: &Tensor) -> LResult<Rt> {
     let values = t.as_f32().ok_or("holds strings")?;
     let ty = anec_type(&t.shape)?;
-    let data = to_anec_order(&values, &t.shape);
-    let b = blob(&data, DType::F16);
+    let b = blob(&values, DType::F16);
     let id = cx.emit_with(OpCode::Constant, &[], ty, attrs([]), vec![("value", b, ty)]);
     Ok(Rt { id, ty, shape: t.shape.clone() })
 }

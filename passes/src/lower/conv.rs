@@ -5,14 +5,13 @@
 //! `pad_type` is `valid`, `custom` (with `pad`), `same` or `same_lower`; dilations other
 //! than 1 are rejected (the anec dialect's conv has none), so are runtime weights and 3-D
 //! convolution. A 1-D convolution runs as a `1 x K` kernel over width: its rank-3 input
-//! holds the length on C (the rank mapping), so it is transposed channel <-> width before
-//! and after. Weights keep their source precision (fp32 stays f32).
+//! `[N, C, L]` (mapped to `1 x N x 1 x C x L`) is read as `N x C x 1 x 1 x L`, the same
+//! bytes, and its result reshaped back. Weights keep their source precision (fp32 stays f32).
 
 use super::consts::{blob, weight_dtype};
 use super::cx::{attrs, ints_attr, Cx, Fail, LResult, Rt, Val};
 use super::elementwise::{goc, Goc, V};
-use super::layout::{anec_type, C, W};
-use super::shape::swap;
+use super::layout::anec_type;
 use super::tensor::Tensor;
 use anec_ir::{Attr, DType, OpCode, TensorType};
 
@@ -128,11 +127,15 @@ pub(crate) fn strides(cx: &Cx<'_, '_>, key: &str, dims: usize) -> LResult<Vec<u6
 }
 
 /// The spatial layout of a conv or pooling input: a rank-4 tensor as is, a rank-3
-/// `[N, C, L]` one with channel and width swapped.
+/// `[N, C, L]` one (mapped to `1 x N x 1 x C x L`) reshaped to `N x C x 1 x 1 x L` (the
+/// same bytes).
 pub(crate) fn spatial_input(cx: &mut Cx<'_, '_>, x: &Rt) -> LResult<(V, usize)> {
     match x.shape.len() {
         4 => Ok(((x.id, x.ty), 2)),
-        3 => Ok((swap(cx, (x.id, x.ty), C, W), 1)),
+        3 => {
+            let ty = TensorType { n: x.ty.c, c: x.ty.h, h: 1, ..x.ty };
+            Ok(((cx.emit(OpCode::Reshape, &[x.id], ty, attrs([])), ty), 1))
+        }
         r => Err(Fail::Msg(format!("a rank-{r} input is not supported (only 1-D and 2-D: rank 3 or 4)"))),
     }
 }
@@ -140,13 +143,13 @@ pub(crate) fn spatial_input(cx: &mut Cx<'_, '_>, x: &Rt) -> LResult<(V, usize)> 
 /// The result of a conv or pooling run on [`spatial_input`]'s layout, as a MIL tensor.
 pub(crate) fn spatial_output(cx: &mut Cx<'_, '_>, y: V, dims: usize) -> LResult<Rt> {
     let (y, shape) = if dims == 1 {
-        let y = swap(cx, y, C, W);
-        (y, vec![u64::from(y.1.n), u64::from(y.1.w), u64::from(y.1.c)])
+        (y, vec![u64::from(y.1.n), u64::from(y.1.c), u64::from(y.1.w)])
     } else {
         (y, vec![u64::from(y.1.n), u64::from(y.1.c), u64::from(y.1.h), u64::from(y.1.w)])
     };
     let ty = anec_type(&shape)?;
-    Ok(Rt { id: y.0, ty, shape })
+    let id = if ty == y.1 { y.0 } else { cx.emit(OpCode::Reshape, &[y.0], ty, attrs([])) };
+    Ok(Rt { id, ty, shape })
 }
 
 /// `[kh, kw]`-style pairs for 1 or 2 spatial axes (1-D puts the axis on width).

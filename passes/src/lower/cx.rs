@@ -214,6 +214,19 @@ impl<'a, 'm> Cx<'a, 'm> {
 
     /// Appends an op producing one value of type `ty`.
     pub fn emit(&mut self, opcode: OpCode, operands: &[ValueId], ty: TensorType, attrs: Attrs) -> ValueId {
+        if let (OpCode::Reshape, [x]) = (opcode, operands) {
+            // A reshape of a reshape reads the first one's operand (reshapes keep the
+            // element order); one back to that operand's type is that operand.
+            let m = &self.lw.module;
+            let x = match m.producer(*x) {
+                Some(p) if p.opcode == OpCode::Reshape && p.operands.len() == 1 => p.operands[0],
+                _ => *x,
+            };
+            if m.ty(x) == Some(&ty) {
+                return x;
+            }
+            return self.emit_with(opcode, &[x], ty, attrs, Vec::new());
+        }
         self.emit_with(opcode, operands, ty, attrs, Vec::new())
     }
 

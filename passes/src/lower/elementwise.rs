@@ -14,8 +14,8 @@
 
 use super::consts::{channel_blob, materialize};
 use super::cx::{attrs, Cx, Fail, LResult, Rt, Val};
-use super::layout::{axis_map, broadcast_shapes, promote, C};
-use super::shape::broadcast_rt;
+use super::layout::{axis_map, broadcast_shapes, promote, C, W};
+use super::shape::{broadcast_rt, swap};
 use super::tensor::Tensor;
 use anec_ir::mil::ScalarType;
 use anec_ir::{Attr, Attrs, OpCode, TensorType, ValueId};
@@ -138,6 +138,9 @@ enum Spread {
     Scalar(f32),
     /// One value per channel.
     Channel(Vec<f32>),
+    /// One value per column of a result that is one row (a bias after a `linear` of a
+    /// vector: the features on W).
+    Width(Vec<f32>),
     /// Anything else.
     General,
 }
@@ -152,6 +155,9 @@ fn spread(c: &Tensor, shape: &[u64]) -> Spread {
     let varying: Vec<usize> = (0..cs.len()).filter(|&k| cs[k] > 1).collect();
     match (varying.as_slice(), c.as_f32()) {
         ([k], Some(values)) if map[*k] == C && cs[*k] == shape[*k] => Spread::Channel(values),
+        ([k], Some(values)) if map[*k] == W && cs[*k] == shape[*k] && shape.iter().product::<u64>() == shape[*k] => {
+            Spread::Width(values)
+        }
         _ => Spread::General,
     }
 }
@@ -164,6 +170,12 @@ fn with_const(cx: &mut Cx<'_, '_>, op: &str, x: &Rt, c: &Tensor, right: bool) ->
     let done = match spread(c, &shape) {
         Spread::Scalar(k) => scalar(cx, op, &x, k, right)?,
         Spread::Channel(d) => channel(cx, op, &x, d, c.dtype, right),
+        Spread::Width(d) => {
+            // The row's values become channels (a reshape), take the per-channel form,
+            // and go back to the row.
+            let on_c = rt_with(&x, swap(cx, v(&x), C, W));
+            channel(cx, op, &on_c, d, c.dtype, right).map(|r| rt_with(&x, swap(cx, v(&r), C, W)))
+        }
         Spread::General => None,
     };
     if let Some(r) = done {

@@ -17,9 +17,9 @@
 
 use super::consts::weight_dtype;
 use super::conv::{emit_conv, ConvSpec};
-use super::cx::{Cx, LResult, Rt, Val};
-use super::layout::anec_type;
-use super::shape::reshape_rt;
+use super::cx::{Cx, Fail, LResult, Rt, Val};
+use super::layout::{anec_type, C, W};
+use super::shape::{reshape_rt, swap};
 use super::tensor::Tensor;
 use anec_ir::mil::{Arg, Function};
 use std::collections::HashMap;
@@ -130,6 +130,12 @@ pub(crate) fn fold(cx: &mut Cx<'_, '_>, f: &Flatten, rows: &[f32], weight: &Tens
     };
     let y = emit_conv(cx, (f.src.id, f.src.ty), &spec, rows, weight_dtype(weight.dtype))?;
     let shape = if f.shape.len() == 2 { vec![1, cout as u64] } else { vec![cout as u64] };
+    // The Cout results, one per channel, go along W (the rank mapping's last axis): the
+    // convolution's write transposed channel <-> width.
+    let y = swap(cx, y, C, W);
     let ty = anec_type(&shape)?;
+    if ty != y.1 {
+        return Err(Fail::Msg(format!("internal: flatten result {} is not the layout {ty} of {shape:?}", y.1)));
+    }
     Ok(Rt { id: y.0, ty, shape })
 }

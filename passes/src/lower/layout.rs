@@ -4,15 +4,16 @@
 //! |---|---|---|
 //! | 5 | `[n, c, d, h, w]` | `n, c, d, h, w` |
 //! | 4 | `[n, c, h, w]` | `n, c, 1, h, w` |
-//! | 3 | `[b, s, d]` | `b, d, 1, 1, s` |
-//! | 2 | `[s, d]` | `1, d, 1, 1, s` |
-//! | 1 | `[d]` | `1, d, 1, 1, 1` |
+//! | 3 | `[b, s, d]` | `1, b, 1, s, d` |
+//! | 2 | `[s, d]` | `1, 1, 1, s, d` |
+//! | 1 | `[d]` | `1, 1, 1, 1, d` |
 //! | 0 | `[]` | `1, 1, 1, 1, 1` |
 //!
-//! Ranks up to 3 put the last axis (the feature axis of `linear`) on C, so a linear layer
-//! is a 1x1 convolution. The price: for ranks 2 and 3 the anec row-major element order is
-//! MIL's with the last two axes swapped, which matters whenever both are longer than 1
-//! ([`order_class`]); reshapes then need explicit transposes (see `shape.rs`).
+//! Ranks up to 4 are aligned at the last axis, which lands on W: Apple's mapping (its
+//! tensor descriptors of a `[64, 256]` input are `[1, 1, 64, 256]`). The anec row-major
+//! element order is MIL's for every rank, so a reshape never reorders data; a linear layer,
+//! whose features sit on W, is a convolution between two channel <-> width transposes
+//! (Apple's preparation task and transposed write, `linear.rs`).
 
 use anec_ir::{DType, TensorType};
 
@@ -44,7 +45,7 @@ pub(crate) fn elements(shape: &[u64]) -> Option<u64> {
 
 /// For each MIL axis of a tensor of `rank`, the anec axis it maps to.
 pub(crate) fn axis_map(rank: usize) -> Option<&'static [usize]> {
-    const MAPS: [&[usize]; 6] = [&[], &[C], &[W, C], &[N, W, C], &[N, C, H, W], &[N, C, D, H, W]];
+    const MAPS: [&[usize]; 6] = [&[], &[W], &[H, W], &[C, H, W], &[N, C, H, W], &[N, C, D, H, W]];
     MAPS.get(rank).copied()
 }
 
@@ -94,37 +95,12 @@ pub(crate) fn dims_of(t: &TensorType) -> [u32; 5] {
     [t.n, t.c, t.d, t.h, t.w]
 }
 
-/// `None` when the anec element order of `shape` is MIL's row-major order; otherwise the
-/// `[outer, s, d]` blocks whose `s x d` matrices the anec order holds transposed (ranks 2
-/// and 3 with both last axes longer than 1).
-pub(crate) fn order_class(shape: &[u64]) -> Option<[u64; 3]> {
-    let (outer, s, d) = match *shape {
-        [s, d] => (1, s, d),
-        [b, s, d] => (b, s, d),
-        _ => return None,
-    };
-    (s > 1 && d > 1).then_some([outer, s, d])
-}
-
-/// The MIL axes of a tensor of `rank` in anec major-to-minor order.
-pub(crate) fn anec_order(rank: usize) -> Vec<usize> {
-    let map = axis_map(rank).unwrap_or(&[]);
-    let mut axes: Vec<usize> = (0..map.len()).collect();
-    axes.sort_by_key(|&a| map[a]);
-    axes
-}
-
 /// For axes listed in MIL order with their anec axes `anec`, the permutation that lists
 /// them in anec order (position `i` of the result takes listed axis `order[i]`).
 pub(crate) fn anec_order_of(anec: &[usize]) -> Vec<usize> {
     let mut order: Vec<usize> = (0..anec.len()).collect();
     order.sort_by_key(|&i| anec[i]);
     order
-}
-
-/// MIL row-major data of `shape` rearranged into the anec element order.
-pub(crate) fn to_anec_order<T: Clone>(data: &[T], shape: &[u64]) -> Vec<T> {
-    permute(data, shape, &anec_order(shape.len()))
 }
 
 /// Row-major `data` of `shape` transposed so that output axis `i` is input axis `perm[i]`.
@@ -183,33 +159,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ranks_map_last_axis_to_channel() {
-        assert_eq!(anec_dims(&[2, 5, 7]), Ok([2, 7, 1, 1, 5]));
-        assert_eq!(anec_dims(&[5, 7]), Ok([1, 7, 1, 1, 5]));
-        assert_eq!(anec_dims(&[7]), Ok([1, 7, 1, 1, 1]));
+    fn ranks_align_at_the_last_axis_on_width() {
+        assert_eq!(anec_dims(&[2, 5, 7]), Ok([1, 2, 1, 5, 7]));
+        assert_eq!(anec_dims(&[5, 7]), Ok([1, 1, 1, 5, 7]));
+        assert_eq!(anec_dims(&[7]), Ok([1, 1, 1, 1, 7]));
         assert_eq!(anec_dims(&[]), Ok([1; 5]));
         assert_eq!(anec_dims(&[1, 3, 4, 5]), Ok([1, 3, 1, 4, 5]));
         assert_eq!(anec_dims(&[1, 3, 2, 4, 5]), Ok([1, 3, 2, 4, 5]));
         assert!(anec_dims(&[1, 1, 1, 1, 1, 1]).unwrap_err().contains("rank 6"));
         assert!(anec_dims(&[1 << 33]).unwrap_err().contains("32 bits"));
-    }
-
-    #[test]
-    fn order_classes() {
-        assert_eq!(order_class(&[1, 4, 6]), Some([1, 4, 6]));
-        assert_eq!(order_class(&[4, 6]), Some([1, 4, 6]));
-        assert_eq!(order_class(&[3, 1, 6]), None);
-        assert_eq!(order_class(&[1, 4, 1]), None);
-        assert_eq!(order_class(&[2, 3, 4, 5]), None);
-    }
-
-    #[test]
-    fn anec_order_of_rank_two_is_the_transpose() {
-        // MIL [[0, 1, 2], [3, 4, 5]] (S = 2, D = 3) is stored channel-major: D rows of S.
-        let data = [0, 1, 2, 3, 4, 5];
-        assert_eq!(to_anec_order(&data, &[2, 3]), vec![0, 3, 1, 4, 2, 5]);
-        assert_eq!(to_anec_order(&data, &[1, 2, 3]), vec![0, 3, 1, 4, 2, 5]);
-        assert_eq!(to_anec_order(&data, &[1, 2, 3, 1]), data.to_vec());
     }
 
     #[test]

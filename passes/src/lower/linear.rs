@@ -17,7 +17,7 @@ use super::flatten_fc;
 use super::layout::{anec_type, broadcast_shapes, C, H, W};
 use super::shape::{broadcast_rt, reshape_rt, swap, transpose_rt};
 use super::tensor::Tensor;
-use anec_ir::{Attr, OpCode};
+use anec_ir::{Attr, OpCode, TensorType};
 
 /// `linear(x, weight, bias?)`.
 pub(crate) fn linear(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
@@ -56,7 +56,6 @@ pub(crate) fn linear_rt(
     weight: &Tensor,
     bias: Option<&Tensor>,
 ) -> LResult<Rt> {
-    let rank = x.shape.len();
     let features = *x.shape.last().ok_or("`x` must have rank >= 1")?;
     if cin != features || cout * cin != rows.len() as u64 {
         let (w, s) = (&weight.shape, &x.shape);
@@ -75,17 +74,23 @@ pub(crate) fn linear_rt(
         pad: [0; 4],
         groups: 1,
     };
-    let feature_on_w = rank >= 4;
+    // The features sit on W: every row becomes a channel (a free reshape), channels and
+    // width swap (Apple's preparation task), the 1x1 convolution runs over the rows as
+    // pixels, and the result swaps back (its transposed write).
+    let t = x.ty;
+    let pixels = TensorType { c: t.c * t.d * t.h, d: 1, h: 1, ..t };
     let mut cur = v(x);
-    if feature_on_w {
-        cur = swap(cx, cur, C, W);
+    if pixels != cur.1 {
+        cur = (cx.emit(OpCode::Reshape, &[cur.0], pixels, attrs([])), pixels);
     }
+    cur = swap(cx, cur, C, W);
     cur = emit_conv(cx, cur, &spec, rows, weight_dtype(weight.dtype))?;
     cur = add_bias(cx, cur, bias)?;
-    if feature_on_w {
-        cur = swap(cx, cur, C, W);
-    }
+    cur = swap(cx, cur, C, W);
     let ty = anec_type(&shape)?;
+    if ty != cur.1 {
+        cur = (cx.emit(OpCode::Reshape, &[cur.0], ty, attrs([])), ty);
+    }
     if ty != cur.1 {
         return Err(Fail::Msg(format!("internal: linear result {} is not the layout {ty} of {shape:?}", cur.1)));
     }
@@ -210,10 +215,9 @@ fn swap_last(cx: &mut Cx<'_, '_>, x: &Rt) -> LResult<Rt> {
     transpose_rt(cx, x, &perm)
 }
 
-/// Two runtime operands. Ranks 2 and 3 hold each matrix transposed (the last axis on C),
-/// so `x @ y` is computed as `(y^T x^T)`, which is `anec.matmul(y, x)` with the MIL flags,
-/// and lands in the result's layout. Rank 4 swaps channel <-> height on both operands and
-/// the result (the rows on C, the second batch axis on H).
+/// Two runtime operands: `anec.matmul` wants the rows on C and the columns on W; the rank
+/// mapping holds them on H and W, so channel and height swap on both operands and on the
+/// result (a free reshape when C is 1: ranks 2 and 3 with one batch).
 fn runtime_matmul(cx: &mut Cx<'_, '_>, x: &Rt, y: &Rt, tx: bool, ty: bool) -> LResult<Rt> {
     let want = matmul_shape(&x.shape, &y.shape, tx, ty)?;
     let x = reshape_rt(cx, x, promote_x(&x.shape))?;
@@ -231,8 +235,7 @@ fn runtime_matmul(cx: &mut Cx<'_, '_>, x: &Rt, y: &Rt, tx: bool, ty: bool) -> LR
     shape.push(if ty { ys[0] } else { ys[1] });
     let flags = |l: bool, r: bool| attrs([("transpose_lhs", Attr::Bool(l)), ("transpose_rhs", Attr::Bool(r))]);
     let out = match rank {
-        2 | 3 => cx.emit_rt(OpCode::Matmul, &[y.id, x.id], shape.clone(), flags(ty, tx))?,
-        4 => {
+        2..=4 => {
             let (xs, ys) = (swap(cx, v(&x), C, H), swap(cx, v(&y), C, H));
             let res_ty = super::shape::swapped(anec_type(&shape)?, C, H);
             let id = cx.emit(OpCode::Matmul, &[xs.0, ys.0], res_ty, flags(tx, ty));

@@ -315,10 +315,11 @@ impl<'m> Lowerer<'m> {
     }
 
     /// The module, verified, or every error.
-    fn finish(self) -> Result<Module, Vec<Diagnostic>> {
+    fn finish(mut self) -> Result<Module, Vec<Diagnostic>> {
         if !self.diags.is_empty() {
             return Err(self.diags);
         }
+        drop_dead_ops(&mut self.module);
         match verify_module(&self.module) {
             Ok(()) => Ok(self.module),
             Err(errs) => Err(errs
@@ -331,6 +332,29 @@ impl<'m> Lowerer<'m> {
                 .collect()),
         }
     }
+}
+
+/// Removes the ops whose results nothing reads and no output names (a reshape another one
+/// folded away, `Cx::emit`), with their weight blobs.
+fn drop_dead_ops(m: &mut Module) {
+    let mut uses: HashMap<anec_ir::ValueId, usize> = HashMap::new();
+    for v in m.ops.iter().flat_map(|op| op.operands.iter()).chain(m.outputs.iter().map(|p| &p.value)) {
+        *uses.entry(*v).or_default() += 1;
+    }
+    // Operands are defined before their users: one pass from the end finds every dead op.
+    let mut dead = vec![false; m.ops.len()];
+    for (i, op) in m.ops.iter().enumerate().rev() {
+        if op.results.iter().all(|r| uses.get(r).copied().unwrap_or(0) == 0) {
+            dead[i] = true;
+            for v in &op.operands {
+                uses.entry(*v).and_modify(|n| *n = n.saturating_sub(1));
+            }
+        }
+    }
+    for op in m.ops.iter().zip(&dead).filter(|(_, d)| **d).map(|(op, _)| op) {
+        m.resources.retain(|k, _| !k.strip_prefix(op.name.as_str()).is_some_and(|rest| rest.starts_with('.')));
+    }
+    m.retain_ops(|i| !dead[i]);
 }
 
 /// The MIL shape of a function input, which must be a static fp16 or fp32 tensor.

@@ -1,18 +1,15 @@
 //! Shape ops: `reshape`, `transpose`, `expand_dims`, `squeeze`, `identity`, `concat`,
 //! `split`, `slice_by_index`, `slice_by_size`, and the re-layout helpers other families use.
 //!
-//! A MIL reshape keeps MIL's row-major element order. It becomes an `anec.reshape` (or no
-//! op at all when the anec type does not change) when the anec order of the source and of
-//! the result hold the elements in the same sequence ([`layout::order_class`] equal).
-//! Otherwise [`reshape_rt`] brings the source into MIL order with an `anec.transpose`
-//! (channel <-> width), reshapes, and transposes the result back: for ranks 2 and 3 the
-//! anec order is MIL's with the last two axes swapped. A MIL transpose maps axis by axis to
-//! an `anec.transpose`; one that moves only axes of extent 1 is a reshape. Slices and
+//! A MIL reshape keeps MIL's row-major element order, which is the anec order for every
+//! rank: it becomes an `anec.reshape` (or no op at all when the anec type does not
+//! change). A MIL transpose maps axis by axis to an `anec.transpose`; one that moves only
+//! axes of extent 1 is a reshape. Slices and
 //! splits are `anec.input_view` windows on the mapped axis.
 
 use super::cx::{attrs, axes_attr, axis_attr, ints_attr, Cx, Fail, LResult, Rt, Val};
 use super::flatten_fc;
-use super::layout::{self, anec_type, axis_map, dims_of, order_class, promote, C, W};
+use super::layout::{self, anec_type, axis_map, dims_of, promote, C};
 use anec_ir::{Attr, OpCode, TensorType, ValueId};
 use std::rc::Rc;
 
@@ -133,23 +130,8 @@ pub(crate) fn reshape_rt(cx: &mut Cx<'_, '_>, x: &Rt, shape: Vec<u64>) -> LResul
         return Err(Fail::Msg(format!("cannot reshape {:?} to {shape:?}: the element counts differ", x.shape)));
     }
     let ty = anec_type(&shape)?;
-    let (from, to) = (order_class(&x.shape), order_class(&shape));
-    if from == to {
-        let id = if ty == x.ty { x.id } else { cx.emit(OpCode::Reshape, &[x.id], ty, attrs([])) };
-        return Ok(Rt { id, ty, shape });
-    }
-    let mut cur = (x.id, x.ty);
-    if from.is_some() {
-        cur = swap(cx, cur, C, W);
-    }
-    let mil_order = if to.is_some() { swapped(ty, C, W) } else { ty };
-    if cur.1 != mil_order {
-        cur = (cx.emit(OpCode::Reshape, &[cur.0], mil_order, attrs([])), mil_order);
-    }
-    if to.is_some() {
-        cur = swap(cx, cur, C, W);
-    }
-    Ok(Rt { id: cur.0, ty: cur.1, shape })
+    let id = if ty == x.ty { x.id } else { cx.emit(OpCode::Reshape, &[x.id], ty, attrs([])) };
+    Ok(Rt { id, ty, shape })
 }
 
 /// A MIL transpose of a runtime tensor: output axis `j` is input axis `perm[j]`.

@@ -13,12 +13,12 @@ fn ranking_ops_return_fp16_encoded_indices() {
 ";
     let text = program("tensor<fp16, [1, 4, 6]> x", body, "v, i, o, am, an");
     let out = lower(&text);
-    // Rank 3 ([b, s, d] -> b, d, 1, 1, s) puts MIL axis -1 on C and axis 1 on W.
+    // Rank 3 ([b, s, d] -> 1, b, 1, s, d) puts MIL axis -1 on W and axis 1 on H.
     assert!(
-        out.contains("indices = true, k = 2 : i64, kind = \"max\", name = \"i\", sort_dimension = \"channel\""),
+        out.contains("indices = true, k = 2 : i64, kind = \"max\", name = \"i\", sort_dimension = \"width\""),
         "{out}"
     );
-    assert!(out.contains("\"anec.global_arg_min_max\"(%0) {dimension = \"width\", kind = \"min\""), "{out}");
+    assert!(out.contains("\"anec.global_arg_min_max\"(%0) {dimension = \"height\", kind = \"min\""), "{out}");
     assert!(out.contains("direction = \"ascending\""), "{out}");
     insta::assert_snapshot!(out);
 }
@@ -34,8 +34,8 @@ fn pad_gather_and_lrn() {
     let text = program("tensor<fp16, [1, 3, 4, 4]> x, tensor<fp16, [1, 3, 5]> s", body, "p, r, g, g2, l");
     let out = lower(&text);
     assert!(out.contains("mode = \"constant\", name = \"pc\", pad = [0, 0, 0, 0, 0, 0, 1, 1, 2, 3]"), "{out}");
-    // Rank 3: MIL axis -1 lives on C (the validator, not the lowering, rejects channel padding).
-    assert!(out.contains("mode = \"reflect\", name = \"pr\", pad = [0, 0, 2, 1, 0, 0, 0, 0, 0, 0]"), "{out}");
+    // Rank 3: MIL axis -1 lives on W.
+    assert!(out.contains("mode = \"reflect\", name = \"pr\", pad = [0, 0, 0, 0, 0, 0, 0, 0, 2, 1]"), "{out}");
     insta::assert_snapshot!(out);
 }
 

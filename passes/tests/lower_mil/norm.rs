@@ -10,8 +10,8 @@ fn layer_norms_over_features_and_over_two_axes() {
 ";
     let text = program("tensor<fp16, [1, 2, 3]> x", body, "b");
     let out = lower(&text);
-    // gamma of [S = 2, D = 3] in anec order (channel = D first, then width = S): 1 4 2 5 3 6.
-    assert!(out.contains("\"ln2.gamma\": \"0x040000000000803F0000804000000040"), "{out}");
+    // gamma of [S = 2, D = 3] in MIL order (height = S, width = D): 1 2 3 4 5 6.
+    assert!(out.contains("\"ln2.gamma\": \"0x040000000000803F0000004000004040"), "{out}");
     insta::assert_snapshot!(out);
 }
 

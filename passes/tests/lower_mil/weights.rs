@@ -53,7 +53,7 @@ fn palettes_sparse_masks_and_blockwise_scales() {
     // lut [0.5, 1.5, 2.5, 3.5] + sparse [1, 0, 2, 0] = [1.5, 1.5, 4.5, 3.5].
     assert!(out.contains("\"c.weights\": \"0x02000000003E003E80440043\""), "{out}");
     // blockwise: scale * (data - offset) per 1 x 2 block: [[0, 2, 3, 4], [2, 2.5, 7, 8]].
-    assert!(out.contains("\"fc_tmp_1.weights\": \"0x0200000000000040004200440040004100470048\""), "{out}");
+    assert!(out.contains("\"fc_tmp_2.weights\": \"0x0200000000000040004200440040004100470048\""), "{out}");
     insta::assert_snapshot!(out);
 }
 

@@ -4,10 +4,13 @@
 //! | MIL shape | program shape | element order |
 //! |---|---|---|
 //! | `[]` | `[1, 1, 1, 1]` | same |
-//! | `[d]` | `[1, d, 1, 1]` | same |
-//! | `[s, d]` | `[1, d, 1, s]` | transposed |
-//! | `[b, s, d]` | `[b, d, 1, s]` | each `s x d` matrix transposed |
+//! | `[d]` | `[1, 1, 1, d]` | same |
+//! | `[s, d]` | `[1, 1, s, d]` | same |
+//! | `[b, s, d]` | `[1, b, s, d]` | same |
 //! | `[n, c, h, w]` | same | same |
+//!
+//! Ranks up to 4 are aligned at the last axis, which lands on W (Apple's mapping, see
+//! `docs/rationale/current-compiler/rank-mapping.md`), so the element order never changes.
 //! | `[n, c, d, h, w]` | same (`[n, c, h, w]` when d = 1) | same |
 
 use super::kernels::shape::{reshape, transpose};
@@ -18,9 +21,9 @@ use crate::tensor::Tensor;
 fn mapping(shape: &[usize]) -> Result<(Vec<usize>, Vec<usize>), RefError> {
     let m = match *shape {
         [] => (vec![1, 1, 1, 1], vec![]),
-        [d] => (vec![1, d, 1, 1], vec![0]),
-        [s, d] => (vec![1, d, 1, s], vec![1, 0]),
-        [b, s, d] => (vec![b, d, 1, s], vec![0, 2, 1]),
+        [d] => (vec![1, 1, 1, d], vec![0]),
+        [s, d] => (vec![1, 1, s, d], vec![0, 1]),
+        [b, s, d] => (vec![1, b, s, d], vec![0, 1, 2]),
         [n, c, h, w] => (vec![n, c, h, w], vec![0, 1, 2, 3]),
         [n, c, 1, h, w] => (vec![n, c, h, w], vec![0, 1, 2, 3, 4]),
         [_, _, _, _, _] => (shape.to_vec(), vec![0, 1, 2, 3, 4]),
@@ -69,12 +72,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn rank_two_is_transposed_onto_channels() {
-        // MIL [[0, 1, 2], [3, 4, 5]] (s = 2, d = 3) is stored as 3 channels of width 2.
+    fn rank_two_is_rows_of_the_last_axis() {
+        // MIL [[0, 1, 2], [3, 4, 5]] (s = 2, d = 3) is stored as 2 rows of width 3.
         let t = Tensor { shape: vec![2, 3], data: vec![0., 1., 2., 3., 4., 5.] };
         let p = mil_to_program(&t).unwrap();
-        assert_eq!(p.shape, vec![1, 3, 1, 2]);
-        assert_eq!(p.data, vec![0., 3., 1., 4., 2., 5.]);
+        assert_eq!(p.shape, vec![1, 1, 2, 3]);
+        assert_eq!(p.data, t.data);
         assert_eq!(program_to_mil(&p, &[2, 3]).unwrap(), t);
     }
 
@@ -82,10 +85,10 @@ mod tests {
     fn other_ranks() {
         let t3 = Tensor { shape: vec![2, 1, 3], data: vec![1., 2., 3., 4., 5., 6.] };
         let p3 = mil_to_program(&t3).unwrap();
-        assert_eq!((p3.shape.clone(), p3.data.clone()), (vec![2, 3, 1, 1], t3.data.clone()));
+        assert_eq!((p3.shape.clone(), p3.data.clone()), (vec![1, 2, 1, 3], t3.data.clone()));
         assert_eq!(program_to_mil(&p3, &[2, 1, 3]).unwrap(), t3);
         let t1 = Tensor { shape: vec![4], data: vec![1., 2., 3., 4.] };
-        assert_eq!(mil_to_program(&t1).unwrap().shape, vec![1, 4, 1, 1]);
+        assert_eq!(mil_to_program(&t1).unwrap().shape, vec![1, 1, 1, 4]);
         let t0 = Tensor { shape: vec![], data: vec![7.] };
         assert_eq!(mil_to_program(&t0).unwrap().shape, vec![1, 1, 1, 1]);
         let t5 = Tensor { shape: vec![1, 2, 1, 1, 2], data: vec![1., 2., 3., 4.] };

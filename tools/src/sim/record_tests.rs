@@ -408,7 +408,7 @@ fn apple_convolution_fields_outside_the_model_are_load_errors() {
             "conv_known_k1_c64_n128_s16_st1_g1_bias1_same",
             0,
             &|i| i.set("L2.ResultBase.Addr", 0x1F100).unwrap(),
-            "L2.ResultBase.Addr = 0x1f100: the dense convolution result",
+            "L2.ResultBase.Addr = 0x1f100: the dense result",
         ),
         // The kernel-stream word says dense while SparseFmt says sparse.
         ("env_conv_k1_c64_n64_s16_st2_g1_bias1", 0, &|i| i.set_raw(0x2C, 0x40), "word 0x02c = 0x40"),

@@ -387,15 +387,15 @@ fn check_resident(r: &Reader, tiles: &Tiles, l2: &L2Layout, repeats: usize, redu
 /// The dense L2 result of a convolution under L2BfrMode 1 (Apple's current compiler
 /// writes no result strides): channel stride = Wout x element size rounded up to 16
 /// bytes, row stride = every output channel of every group x channel stride.
-fn conv_result(r: &Reader, c: &Common, base: u64, size: usize, groups: usize) -> Result<Region, SimError> {
-    let channel = (c.out_dims.w as u64).saturating_mul(size as u64).div_ceil(16).saturating_mul(16);
-    let row = channel.saturating_mul(c.out_dims.c as u64).saturating_mul(groups as u64);
+fn dense_result(r: &Reader, dims: Dims, base: u64, size: usize, groups: usize) -> Result<Region, SimError> {
+    let channel = (dims.w as u64).saturating_mul(size as u64).div_ceil(16).saturating_mul(16);
+    let row = channel.saturating_mul(dims.c as u64).saturating_mul(groups as u64);
     let region = Region { base, channel, row, depth: 0 };
-    let end = base.saturating_add(row.saturating_mul(c.out_dims.h as u64));
+    let end = base.saturating_add(row.saturating_mul(dims.h as u64));
     if end > L2_SIZE as u64 {
         let reason = format!(
-            "the dense convolution result (rows of {row:#x} bytes, {} rows) ends at {end:#x}, past the {L2_SIZE:#x}-byte L2",
-            c.out_dims.h
+            "the dense result (rows of {row:#x} bytes, {} rows) ends at {end:#x}, past the {L2_SIZE:#x}-byte L2",
+            dims.h
         );
         return Err(r.err("L2.ResultBase.Addr", base / 16, reason));
     }
@@ -417,7 +417,7 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
     let (l2_result, result_step) = match &unit {
         Unit::Reduce(p) => td_reduce::result(r, c, &tiles, l2, p, first)?,
         _ => {
-            // L2BfrMode 1: a convolution's result is dense (see `conv_result`); any other
+            // L2BfrMode 1: a convolution's result is dense (see `dense_result`); any other
             // task's is laid out like its full-shaped source: the first, or operand 2 when
             // operand 1 is broadcast (Apple's relu, sigmoid, sum and softmax's normalize
             // step write no result strides). L2BfrMode 0: by the convolution-result strides.
@@ -425,8 +425,15 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
                 Some(op) if source_box != c.in_dims => op.region,
                 _ => first,
             };
+            let size = tiles.dest.fmt.size();
             let region = match (l2.result_mode, conv) {
-                (1, true) => conv_result(r, c, l2.result.base, tiles.dest.fmt.size(), repeats)?,
+                // Written transposed to DRAM: the streamed result's L2 layout is not
+                // observable; modelled as the dense box of the transposed result.
+                (1, _) if c.transposed => {
+                    let o = c.out_dims;
+                    dense_result(r, Dims { c: o.w, d: 1, h: o.h, w: o.c }, l2.result.base, size, 1)?
+                }
+                (1, true) => dense_result(r, c.out_dims, l2.result.base, size, repeats)?,
                 (1, false) => Region { base: l2.result.base, ..full },
                 _ => l2.result,
             };

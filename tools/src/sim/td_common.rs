@@ -47,6 +47,9 @@ pub struct Common {
     pub broadcast: u32,
 }
 
+/// The field saying an NE task writes transposed.
+pub const NE_TRANSPOSED_FIELD: &str = "Common.Cfg bit 28 (word 0x15c)";
+
 fn fmt(r: &Reader, field: &str, code: u64) -> Result<Fmt, SimError> {
     Fmt::from_code(code).ok_or_else(|| r.err(field, code, "only formats 0 (u8), 1 (i8) and 2 (fp16) are modelled"))
 }
@@ -71,7 +74,7 @@ pub fn common(r: &mut Reader, h: &Header) -> Result<Common, SimError> {
         (false, _) => 0,
     };
     let pe_transposed = pe && !reduce && broadcast & TRANSPOSED_RESULT != 0;
-    let transposed_field = if pe { "word 0x158 bit 0x400" } else { "Common.Cfg bit 28 (word 0x15c)" };
+    let transposed_field = if pe { "word 0x158 bit 0x400" } else { NE_TRANSPOSED_FIELD };
     let depth = td_reduce::depth(r, reduce)?;
     let in_dims = Dims {
         c: extent(r, "Common.Cin.Cin")?,

@@ -17,8 +17,8 @@ use super::memory::{Dims, Region};
 use super::reader::Reader;
 use super::td::{Common, L2Operand, Operands};
 use super::td_common::{
-    BROADCAST_C, BROADCAST_H, BROADCAST_W, OPERAND1_C, OPERAND1_D, OPERAND1_FLAGS, OPERAND1_H, OPERAND1_PACKED,
-    OPERAND1_W, PER_CHANNEL,
+    BROADCAST_C, BROADCAST_H, BROADCAST_W, NE_TRANSPOSED_FIELD, OPERAND1_C, OPERAND1_D, OPERAND1_FLAGS, OPERAND1_H,
+    OPERAND1_PACKED, OPERAND1_W, PER_CHANNEL,
 };
 use super::td_dma::{L2Layout, Tiles};
 use super::td_reduce;
@@ -36,7 +36,8 @@ fn lines(n: usize, size: usize) -> u64 {
 }
 
 /// A result is kept in L2 (ResultType 0) exactly when the destination tile DMA is off. A
-/// transposed result (Common.Cfg bit 28 of an NE task, word 0x158 bit 0x400 of an
+/// transposed result written to DRAM streams out (L2BfrMode 1: Apple's matmul compute task
+/// writing product rows); a transposed result kept in L2 (Common.Cfg bit 28 of an NE task, word 0x158 bit 0x400 of an
 /// elementwise planar-engine task: the layer norms' packing copy) is kept in L2, laid out
 /// by the result words with C and W swapped: channel stride (word 0x218) between the W columns,
 /// each holding the C values of a pixel side by side; word 0x220 the W columns of a row
@@ -55,11 +56,16 @@ pub fn check_result(r: &Reader, c: &Common, tiles: &Tiles, l2: &L2Layout) -> Res
     let field = c.transposed_field;
     let o = c.out_dims;
     if !l2.kept {
-        let reason = format!(
-            "a transposed result (C and W swapped) is modelled kept in L2 (here {} x {} x {}, written to DRAM)",
-            o.c, o.h, o.w
-        );
-        return Err(r.err(field, 1, reason));
+        // An NE result streamed to DRAM (L2BfrMode 1): the result words are not used.
+        if l2.result_mode != 1 || c.transposed_field != NE_TRANSPOSED_FIELD {
+            let reason = format!(
+                "a transposed result written to DRAM is modelled for the NE, streamed (L2BfrMode 1); here {} x {} \
+                 x {} with L2BfrMode {}",
+                o.c, o.h, o.w, l2.result_mode
+            );
+            return Err(r.err(field, 1, reason));
+        }
+        return Ok(());
     }
     let res = l2.result;
     let plane = (o.w as u64).saturating_mul(res.channel);
