@@ -280,12 +280,25 @@ pub fn view(s: &Surface, ty: anec_ir::TensorType) -> Option<Surface> {
     let elems = |t: &anec_ir::TensorType| [t.n, t.c, t.d, t.h, t.w].iter().map(|&v| u64::from(v)).product::<u64>();
     let dense_rows = |t: &anec_ir::TensorType| (u64::from(t.w) * t.dtype.size() as u64).is_multiple_of(64);
     let st = s.strides;
-    let uniform = st.plane == st.row * u64::from(s.ty.h)
+    // (The row stride of a one-row surface is not read: a view may hold any there.)
+    let uniform = (s.ty.h <= 1 || st.plane == st.row * u64::from(s.ty.h))
         && st.depth == st.plane * u64::from(s.ty.c)
         && (s.ty.n <= 1 || st.batch == st.depth * u64::from(s.ty.d));
     let rows_agree = s.ty.w == ty.w || (dense_rows(&s.ty) && dense_rows(&ty));
     let ok = elems(&s.ty) == elems(&ty) && s.ty.dtype == ty.dtype && uniform && rows_agree;
-    ok.then(|| Surface { ty, strides: Strides::of(&ty, &Layout::default()), ..*s })
+    ok.then(|| Surface { ty, strides: view_strides(s, &ty), ..*s })
+}
+
+/// The strides of `s` read as `ty`: rows of one channel read as channels of one row keep
+/// their strides exchanged (Apple's views of `[1, 1, 64, 512]` as 64 channels: channel
+/// stride one row, row stride the whole plane; `matmul_*`, `chain_base_layer_norm_*`);
+/// anything else, the default layout of `ty`.
+fn view_strides(s: &Surface, ty: &anec_ir::TensorType) -> Strides {
+    let rows_as_channels = s.ty.c == 1 && ty.h == 1 && ty.c == s.ty.h && ty.w == s.ty.w && ty.d == s.ty.d;
+    match rows_as_channels && s.ty.h > 1 {
+        true => Strides { plane: s.strides.row, row: s.strides.plane, ..s.strides },
+        false => Strides::of(ty, &Layout::default()),
+    }
 }
 
 /// Whether the reshape `op` of `m` is a view when both sides have the default layout

@@ -33,14 +33,17 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let m = v.module();
     let gen = opts.compat.data();
     let groups = lower::h13_groups(m, v.groups());
-    let plan = if gen.l2_staging { lower::l2_pair::plan(m, &groups) } else { Default::default() };
+    let mut plan = if gen.l2_staging { lower::l2_pair::plan(m, &groups) } else { Default::default() };
+    if gen.l2_staging {
+        plan.kept.extend(lower::matmul::plan(m, &groups));
+    }
     let mut unplaceable = lower::unplaceable(m, &plan);
     match unplaceable.len() {
         0 => {}
         1 => return Err(unplaceable.remove(0)),
         _ => return Err(BackendError::Several(unplaceable)),
     }
-    let scratch = if gen.l2_staging { lower::scratch_needs(m) } else { Default::default() };
+    let scratch = if gen.l2_staging { lower::scratch_needs(m, &plan.kept) } else { Default::default() };
     let bufs = buffers::bind(m, &groups, gen.bars, &plan.kept, &scratch)?;
     let mut consts = ConstSection::default();
     let tasks = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data())?;

@@ -2,7 +2,8 @@
 
 use crate::error::BackendError;
 use crate::generation::{Generation, PassSharing};
-use crate::task::{Engine, L2Form, SourceResidency, Task};
+use crate::layout::{round_up, L2_GRANULE};
+use crate::task::{Engine, L2Form, SourceResidency, Task, Token};
 use crate::td::TdImage;
 use anec_ir::DType;
 
@@ -155,6 +156,7 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         Engine::NePass if t.table.is_some() && t.residency == SourceResidency::Resident => {
             (false, table_sharing(t), double_buf, CFG_UNNAMED)
         }
+        Engine::NePass if is_matmul_prep(t) => (false, prep_sharing(t), double_buf, CFG_UNNAMED),
         Engine::NePass => (false, pass_sharing(t, gen.pass_shared), double_buf, CFG_UNNAMED),
         Engine::NeConv => {
             let (small, sh) = conv_schedule(t);
@@ -177,6 +179,25 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
 /// result as one packed row of C values: real_div's reciprocal kept in L2; the transposer
 /// before a reduction over C).
 const CFG_TRANSPOSED_RESULT: u32 = 1 << 28;
+
+/// True for a matmul's preparation task: an NE pass writing x transposed into L2 and
+/// standing for writing the scratch token (`lower::matmul`).
+fn is_matmul_prep(t: &Task) -> bool {
+    matches!(t.token, Some(Token::Writes(_))) && t.l2_result.is_some_and(|v| v.form == L2Form::Transposed)
+}
+
+/// ShPref, ShMin, ShMax of a matmul's preparation task (fitted on Apple's 11 preparation
+/// tasks, `matmul.md` §3): ShPref = ShMax = 3 when each transposed row of `Mc` values fits
+/// one 16-byte granule, else 0; ShMin = ShMax only with several rows (`Mh > 1`).
+fn prep_sharing(t: &Task) -> [u64; 3] {
+    let v = t.out_view();
+    let row = round_up(u64::from(v.c) * v.dtype.size() as u64, L2_GRANULE);
+    let max = if row == L2_GRANULE { PREP_SH } else { 0 };
+    [max, if v.h > 1 { max } else { 0 }, max]
+}
+
+/// The ShMax of a preparation task whose transposed rows fit a granule.
+const PREP_SH: u64 = 3;
 
 /// Bytes of the row budget an NE pass task's ShMax counts rows of.
 const PASS_ROW_BUDGET: u64 = 256;
@@ -231,10 +252,12 @@ const SH_SMALL: u64 = 4;
 /// ShMin = ShMax when each output channel reads at least 256 coefficients, else 0.
 pub fn conv_schedule(t: &Task) -> (bool, [u64; 3]) {
     let largest = t.kernel.iter().map(|c| c.size).max().unwrap_or(0);
-    if t.dest.ty.w <= SMALL_OUTPUT_WIDTH && largest <= SMALL_SOURCE_CHUNK {
+    // The convolution's own output (before a transposed write swaps it).
+    let out = t.out_view();
+    if out.w <= SMALL_OUTPUT_WIDTH && largest <= SMALL_SOURCE_CHUNK {
         return (true, [SH_SMALL; 3]);
     }
-    let max = u64::from(t.dest.ty.h.max(1).ilog2()).min(SH_MAX_LARGE);
+    let max = u64::from(out.h.max(1).ilog2()).min(SH_MAX_LARGE);
     // Input channels each output channel reads: one for depthwise, a group's otherwise.
     let groups = t.conv.groups.max(1);
     let cin = if t.conv.unicast { 1 } else { t.sources.first().map_or(0, |s| s.ty.c / groups) };
@@ -301,9 +324,6 @@ const STATS_TILE_BUDGET: u32 = 7;
 
 /// log2 of the widest tile of a planar-engine reduction (64 columns).
 pub const REDUCE_TILE_COLS: u32 = 6;
-
-/// Bytes of one L2 granule (the unit of every L2 stride).
-const L2_GRANULE: u64 = 16;
 
 /// True for a windowed task whose source row fits one L2 granule.
 fn small_source(t: &Task) -> bool {

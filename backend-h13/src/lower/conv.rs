@@ -44,6 +44,9 @@ pub(super) struct Output {
     pub dest: Surface,
     /// The NE writes with C and W swapped (Common.Cfg bit 28).
     pub transposed: bool,
+    /// The input's surface when it has no buffer of its own: the scratch surface standing
+    /// for x^T, which a matmul's preparation task leaves in L2 (`matmul`).
+    pub source: Option<Surface>,
 }
 
 impl Output {
@@ -81,7 +84,10 @@ pub(super) fn lower_conv(
     // The convolution's own view of its result: the destination with C and W swapped
     // back when the task writes transposed.
     let dest = out.view();
-    let mut proto = base_task(op, bufs, dest, Engine::NeConv)?;
+    let mut proto = match out.source {
+        Some(src) => super::base_task_from(op, vec![src], dest, Engine::NeConv)?,
+        None => base_task(op, bufs, dest, Engine::NeConv)?,
+    };
     let cin = proto.sources.first().map_or(0, |s| s.ty.c);
     let groups = u32::try_from(attr(op, "groups")?.as_int().unwrap_or(1)).unwrap_or(u32::MAX).max(1);
     let depthwise = groups > 1 && groups == cin && dest.ty.c == cin;

@@ -14,12 +14,15 @@
 //! - `movement`: transposes (C <-> W as a transposing NE pass, others without W as
 //!   copies), slices, concatenations and broadcasts,
 //!   as NE copies through views (reshapes that keep the bytes are views without a task);
-//! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it.
+//! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it;
+//! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
+//!   convolution after it.
 
 mod conv;
 mod elementwise;
 mod l2_chain;
 pub mod l2_pair;
+pub mod matmul;
 mod movement;
 mod neuron;
 mod normalization;
@@ -110,13 +113,13 @@ pub fn lower_group(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
+    if let Some(tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
+        return Ok(tasks);
+    }
     if let Some(op) = m.ops.get(g.head).filter(|op| op.opcode == OpCode::Reshape) {
         // A view of its operand's buffer (`buffers::view`): no task; a vector moving
         // between C and W: a transposing pass.
         return movement::lower_reshape(m, op, bufs).map(|t| t.into_iter().collect());
-    }
-    if let Some(tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
-        return Ok(tasks);
     }
     let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
     let last = op(g.last())?;
@@ -129,7 +132,9 @@ pub fn lower_group(
         // A reduction writing its vector of results as one row.
         (Some(_), OpCode::Reduction) => reduction::lower_into_row(head, bufs, dest)?,
         // A convolution writing its result through the channel<->width transpose after it.
-        (Some(_), _) => conv::lower_conv(m, head, goc, bufs, conv::Output { dest, transposed: true }, consts, gen)?,
+        (Some(_), _) => {
+            conv::lower_conv(m, head, goc, bufs, conv::Output { dest, transposed: true, source: None }, consts, gen)?
+        }
         (None, _) => lower(m, head, goc, dest, bufs, consts, gen)?,
     };
     if g.neuron.is_some() {
@@ -150,7 +155,16 @@ fn lower_l2_pair(
 ) -> Result<Option<Vec<Task>>, BackendError> {
     let op = m.ops.get(g.head).ok_or_else(|| BackendError::Internal(format!("no op {}", g.head)))?;
     if let Some((&v, &form)) = op.results.first().and_then(|v| bufs.kept.get_key_value(v)) {
+        if form == crate::task::L2Form::Transposed {
+            return Ok(Some(vec![matmul::prep(op, bufs)?]));
+        }
         return Ok(Some(vec![l2_pair::producer(m, op, v, form, bufs, consts)?]));
+    }
+    let kept_input = op.operands.first().filter(|v| bufs.kept.contains_key(v)).and_then(|&v| m.producer(v));
+    if let (OpCode::Conv, Some(prep)) = (op.opcode, kept_input) {
+        let dest =
+            bufs.surface(*m.ops[g.last()].results.first().ok_or_else(|| BackendError::Internal("no result".into()))?)?;
+        return Ok(Some(matmul::compute(m, g, prep, bufs, dest, consts, gen)?));
     }
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
     let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));
@@ -177,7 +191,7 @@ pub fn lower(
 ) -> Result<Vec<Task>, BackendError> {
     match op.opcode {
         OpCode::Conv => {
-            let out = conv::Output { dest, transposed: false };
+            let out = conv::Output { dest, transposed: false, source: None };
             return conv::lower_conv(m, op, goc, bufs, out, consts, gen);
         }
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
@@ -216,8 +230,14 @@ fn lower_one(
 
 /// The scratch surfaces the recipes of `m` declare (by layer): memory standing for a
 /// value two tasks pass through L2 (Apple's BAR 3).
-pub fn scratch_needs(m: &Module) -> std::collections::BTreeMap<String, anec_ir::TensorType> {
-    m.ops.iter().filter_map(|op| Some((op.name.clone(), softmax::scratch_type(m, op)?))).collect()
+pub fn scratch_needs(
+    m: &Module,
+    kept: &std::collections::BTreeMap<anec_ir::ValueId, crate::task::L2Form>,
+) -> std::collections::BTreeMap<String, anec_ir::TensorType> {
+    let mut needs: std::collections::BTreeMap<String, anec_ir::TensorType> =
+        m.ops.iter().filter_map(|op| Some((op.name.clone(), softmax::scratch_type(m, op)?))).collect();
+    needs.extend(matmul::scratch_types(m, kept));
+    needs
 }
 
 /// The op kinds [`lower`] places on H13.

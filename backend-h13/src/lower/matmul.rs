@@ -1,0 +1,138 @@
+//! A matmul (or `linear`) with a constant weight, as Apple's current compiler runs it
+//! (`docs/rationale/current-compiler/matmul.md`). The MIL lowering gives
+//! `rows-as-channels x -> transpose C<->W -> 1x1 conv -> transpose C<->W`; Apple's recipe
+//! for it, regime A (x^T fits L2):
+//!
+//! 1. **P** (preparation): an NE pass reads x (`Mc` rows as channels, `K` wide) and writes
+//!    it transposed (Common.Cfg bit 28) into L2 as x^T: `K` channels of `Mc` values. The
+//!    data stays in L2; the task stands for writing the BAR-3 scratch surface x^T (the
+//!    dependency token: header DPC, TSR/TSE).
+//! 2. **C** (compute): the 1x1 convolution (Cin = K) reads x^T in place (SourceCfg 0x160,
+//!    the tile DMA idle with DependencyMode 1, standing for reading the token) and writes
+//!    its result transposed back to memory as product rows (`conv::Output::transposed`).
+//!
+//! `plan` picks the transposes that become P, `prep` and `compute` build the two tasks.
+//! Not yet: the folded P C Y plan of results above 64 KiB, chained matmuls reading a
+//! result left in L2, and regime B (x^T through DRAM in the 8-channel interleave).
+
+use super::conv;
+use crate::buffers::Buffers;
+use crate::consts::ConstSection;
+use crate::error::BackendError;
+use crate::generation::Generation;
+use crate::layout::{round_up, L2Region, L2_GRANULE};
+use crate::task::{L2Form, L2Link, L2Vector, SourceResidency, Surface, Task, Token};
+use anec_ir::{Module, Op, OpCode, TensorType, ValueId};
+use anec_passes::Group;
+use std::collections::BTreeMap;
+
+/// Apple's regime boundary: x^T and x together within the 1 MiB L2 (`matmul.md` §1).
+const L2_BYTES: u64 = 1 << 20;
+/// A transposed channel read by a convolution gets one more granule when it is at least
+/// this wide (`matmul.md` §3: `tch = r16(2Mc) + 0x10` from 0x40).
+const CONV_READER_PAD_FROM: u64 = 0x40;
+
+/// The transposes whose result the preparation task keeps in L2 for the convolution of the
+/// next group, with the layout they keep it in.
+pub fn plan(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, L2Form> {
+    let mut kept = BTreeMap::new();
+    for pair in groups.windows(2) {
+        let (Some(prep), Some(conv)) = (m.ops.get(pair[0].head), m.ops.get(pair[1].head)) else { continue };
+        let lone = pair[0].goc.is_none() && pair[0].neuron.is_none() && pair[0].swap.is_none();
+        let Some(&v) = prep.results.first() else { continue };
+        let only_reader = m.users(v).count() == 1 && !m.outputs.iter().any(|o| o.value == v);
+        let compute = conv.opcode == OpCode::Conv && conv.operands.first() == Some(&v) && pair[1].swap.is_some();
+        if lone && only_reader && compute && is_prep(m, prep) && fits(m, prep) && pointwise(conv) {
+            kept.insert(v, L2Form::Transposed);
+        }
+    }
+    kept
+}
+
+/// True for a channel<->width transpose of one `Mc x 1 x K` tensor.
+fn is_prep(m: &Module, op: &Op) -> bool {
+    let x = op.operands.first().and_then(|&v| m.ty(v));
+    super::movement::is_channel_width_swap(m, op) && x.is_some_and(|x| x.n == 1 && x.d == 1 && x.h == 1)
+}
+
+/// True for a 1x1 convolution of stride 1 without padding or groups.
+fn pointwise(op: &Op) -> bool {
+    let ints = |name: &str| op.attr(name).and_then(anec_ir::Attr::as_int_array);
+    let groups = op.attr("groups").and_then(anec_ir::Attr::as_int).unwrap_or(1);
+    ints("kernel") == Some(vec![1, 1]) && ints("stride") == Some(vec![1, 1]) && groups == 1
+}
+
+/// Regime A: x^T and x fit L2 together.
+fn fits(m: &Module, prep: &Op) -> bool {
+    let (Some(x), Some(xt)) =
+        (prep.operands.first().and_then(|&v| m.ty(v)), prep.results.first().and_then(|&v| m.ty(v)))
+    else {
+        return false;
+    };
+    let x_bytes = u64::from(x.c) * round_up(u64::from(x.w) * x.dtype.size() as u64, L2_GRANULE).min(0x100);
+    region(xt).size + x_bytes <= L2_BYTES
+}
+
+/// The scratch surface each preparation task stands for writing: x^T, by layer name.
+pub fn scratch_types(m: &Module, kept: &BTreeMap<ValueId, L2Form>) -> BTreeMap<String, TensorType> {
+    m.ops
+        .iter()
+        .filter_map(|op| {
+            let &v = op.results.first()?;
+            (kept.get(&v) == Some(&L2Form::Transposed)).then(|| Some((op.name.clone(), *m.ty(v)?)))?
+        })
+        .collect()
+}
+
+/// x^T (`K` channels, `Mh` rows of `Mc`) in L2 at 0, laid out for a convolution reader:
+/// channels of `r16(2Mc)` (one granule more from 0x40), `K` of them per row, 0x30 more
+/// per row when there are several rows.
+pub fn region(xt: &TensorType) -> L2Region {
+    let channel = round_up(u64::from(xt.w) * xt.dtype.size() as u64, L2_GRANULE);
+    let channel = if channel >= CONV_READER_PAD_FROM { channel + L2_GRANULE } else { channel };
+    let plane = channel * u64::from(xt.c);
+    let row = if xt.h > 1 { plane + 3 * L2_GRANULE } else { plane };
+    L2Region { base: 0, channel, row, plane, size: row * u64::from(xt.h) }
+}
+
+/// The scratch surface standing for x^T of the preparation op `prep`.
+fn token(bufs: &Buffers, prep: &str) -> Result<Surface, BackendError> {
+    bufs.scratch.get(prep).copied().ok_or_else(|| BackendError::Internal(format!("no scratch for '{prep}'")))
+}
+
+/// Step P: the NE pass writing x transposed into L2, standing for writing the token.
+pub fn prep(op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
+    let x = super::first_operand(op, bufs)?;
+    let scratch = token(bufs, &op.name)?;
+    // The Common block states x; the result is x^T in L2 (nothing goes to memory).
+    let mut t = Task::new(&op.name, crate::task::Engine::NePass, vec![x], Surface { bar: 0, offset: 0, ..x });
+    t.l2_result = Some(L2Vector { form: L2Form::Transposed, region: region(&scratch.ty) });
+    t.token = Some(Token::Writes(scratch));
+    Ok(t)
+}
+
+/// Step C: the convolution (with its fused gain/offset) reading x^T where P left it and
+/// writing the product rows transposed to `dest`.
+pub fn compute(
+    m: &Module,
+    g: &Group,
+    prep: &Op,
+    bufs: &Buffers,
+    dest: Surface,
+    consts: &mut ConstSection,
+    gen: &Generation,
+) -> Result<Vec<Task>, BackendError> {
+    let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
+    let (conv_op, goc) = (op(g.head)?, g.goc.map(op).transpose()?);
+    let scratch = token(bufs, &prep.name)?;
+    let out = conv::Output { dest, transposed: true, source: Some(scratch) };
+    let mut tasks = conv::lower_conv(m, conv_op, goc, bufs, out, consts, gen)?;
+    let vector = L2Vector { form: L2Form::Transposed, region: region(&scratch.ty) };
+    for t in &mut tasks {
+        t.residency = SourceResidency::Resident;
+        t.l2_source = Some(vector);
+        t.l2_link = Some(L2Link { conv_result: true, dma_fmt: true, ..L2Link::default() });
+        t.token = Some(Token::Reads(scratch));
+    }
+    Ok(tasks)
+}
