@@ -70,6 +70,16 @@ fn layer_norm_agrees_or_is_rejected() {
 }
 
 #[test]
+fn sequence_layer_norm_agrees_or_is_rejected() {
+    run_family("sequence_layer_norm", CASES, props::normalization::sequence_layer_norm());
+}
+
+#[test]
+fn sequence_softmax_agrees_or_is_rejected() {
+    run_family("sequence_softmax", CASES, props::normalization::sequence_softmax());
+}
+
+#[test]
 fn instance_norm_agrees_or_is_rejected() {
     run_family("instance_norm", CASES, props::normalization::instance_norm());
 }

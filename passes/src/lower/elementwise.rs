@@ -27,7 +27,7 @@ pub(crate) const F16_MAX: f32 = 65504.0;
 pub(crate) type V = (ValueId, TensorType);
 
 /// The parameters of an `anec.gain_offset_control`.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct Goc {
     /// Scalar scale.
     pub scale: Option<f32>,

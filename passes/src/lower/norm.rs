@@ -2,8 +2,11 @@
 //!
 //! - `layer_norm(x, axes, gamma?, beta?, epsilon)` is `anec.layer_norm` over the mapped
 //!   axes (groups 1); `gamma`/`beta` are reordered into the anec order of those axes and
-//!   keep their source precision. Over the channels alone they become a per-channel
-//!   `anec.gain_offset_control` after the plain normalization (what the engine runs).
+//!   keep their source precision. Over the channels alone (or the width alone: the
+//!   features of a rank-2/3 tensor, between channel <-> width swaps) they become a
+//!   per-channel `anec.gain_offset_control` after the plain normalization (what the engine
+//!   runs); two of them, scale then bias, when a zero gamma meets a nonzero beta (the
+//!   engine adds the bias before scaling, `affine`).
 //! - `batch_norm(x, mean, variance, gamma?, beta?, epsilon)` folds into one per-channel
 //!   `anec.gain_offset_control`: `scale = gamma / sqrt(variance + epsilon)`,
 //!   `bias = beta - mean * scale` (computed in f32; f32 data when any input is fp32).
@@ -17,7 +20,7 @@ use super::consts::{blob, weight_dtype};
 use super::cx::{attrs, axes_attr, Cx, Fail, LResult, Rt, Val};
 use super::elementwise::{goc, rt_with, Goc, V};
 use super::layout::{self, anec_order_of, dims_of, dims_type, C, D, H, W};
-use super::shape::{axis_to_channel, channel_back};
+use super::shape::{axis_to_channel, channel_back, swap};
 use super::tensor::Tensor;
 use anec_ir::mil::ScalarType;
 use anec_ir::{Attr, OpCode};
@@ -49,8 +52,8 @@ pub(crate) fn layer_norm(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         let Some(t) = t else { continue };
         params.push((key, per_axes(&t, &norm_shape, &axes, map, key)?, t.dtype));
     }
-    if anec_axes == [C] && !params.is_empty() {
-        return Ok(vec![Val::Rt(channel_affine_norm(cx, &x, a, params))]);
+    if (anec_axes == [C] || anec_axes == [W]) && !params.is_empty() {
+        return Ok(vec![Val::Rt(affine_norm(cx, &x, a, anec_axes[0], params))]);
     }
     let xd = dims_of(&x.ty);
     let mut pd = [1u32; 5];
@@ -66,13 +69,15 @@ pub(crate) fn layer_norm(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     Ok(vec![Val::Rt(rt_with(&x, (id, x.ty)))])
 }
 
-/// A layer_norm over the channels alone with `gamma`/`beta` (`params`: name, per-channel
-/// values, source type): the plain normalization, then the affine part as a per-channel
-/// gain/offset (as `instance_norm` does).
-fn channel_affine_norm(
+/// A layer_norm over the channels alone, or over the width alone (the features of a
+/// rank-2/3 tensor), with `gamma`/`beta` (`params`: name, values along that axis, source
+/// type): the plain normalization, then the affine part as a per-channel gain/offset (as
+/// `instance_norm` does), between channel <-> width swaps when the axis is W.
+fn affine_norm(
     cx: &mut Cx<'_, '_>,
     x: &Rt,
     a: anec_ir::Attrs,
+    axis: usize,
     params: Vec<(&str, Vec<f32>, ScalarType)>,
 ) -> Rt {
     let source = params.first().map(|p| p.2);
@@ -84,7 +89,27 @@ fn channel_affine_norm(
         }
     }
     let n = (cx.emit(OpCode::LayerNorm, &[x.id], x.ty, a), x.ty);
-    rt_with(x, goc(cx, n, g))
+    if axis == C {
+        return rt_with(x, affine(cx, n, g));
+    }
+    let on_c = swap(cx, n, C, W);
+    let scaled = affine(cx, on_c, g);
+    rt_with(x, swap(cx, scaled, C, W))
+}
+
+/// The per-channel gain/offset `g`: one op, or (a zero scale with a nonzero bias, which
+/// the engine's bias-before-scale form cannot hold) the scale, then the bias.
+fn affine(cx: &mut Cx<'_, '_>, v: V, g: Goc) -> V {
+    let zero_gain = |g: &Goc| {
+        let (Some(s), Some(b)) = (&g.scale_data, &g.bias_data) else { return false };
+        s.iter().zip(b).any(|(&s, &b)| s == 0.0 && b != 0.0)
+    };
+    if !zero_gain(&g) {
+        return goc(cx, v, g);
+    }
+    let bias = Goc { scale_data: None, ..g.clone() };
+    let scaled = goc(cx, v, Goc { bias_data: None, ..g });
+    goc(cx, scaled, bias)
 }
 
 /// `t` (of the normalized shape, MIL order) in the anec order of the normalized axes.
@@ -167,7 +192,7 @@ pub(crate) fn instance_norm(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         }
         let source = gamma.as_ref().or(beta.as_ref()).map(|p| p.1);
         let g = Goc { scale_data: gamma.map(|p| p.0), bias_data: beta.map(|p| p.0), source, ..Goc::default() };
-        Ok(goc(cx, n, g))
+        Ok(affine(cx, n, g))
     })?;
     Ok(vec![Val::Rt(y)])
 }
