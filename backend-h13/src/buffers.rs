@@ -201,6 +201,10 @@ fn bind_intermediates(
 ) -> Result<(), BackendError> {
     let mut reserved = reserved.iter();
     for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
+        if op.results.first().is_some_and(|&r| is_constant(m, r)) {
+            // In `__const` (`lower::constant::place`).
+            continue;
+        }
         if let Some((&r, view)) = op.results.first().zip(reshape_view(m, op, b)?) {
             b.surfaces.entry(r).or_insert(view);
             continue;
@@ -316,12 +320,25 @@ pub fn reshape_is_view(m: &Module, op: &anec_ir::Op) -> Result<(), BackendError>
     view(&s, *r).map(drop).ok_or_else(|| not_a_view(op, x, r))
 }
 
-/// True for a reshape between a vector along C and one along W (`[1, n, 1, 1, 1]` and
-/// `[1, 1, 1, 1, n]`): not a view (each channel is a row of its own), but the NE writes
-/// it with C and W swapped, one task.
+/// True for the value of an `anec.constant`, or a reshape of one.
+pub fn is_constant(m: &Module, v: ValueId) -> bool {
+    match m.producer(v) {
+        Some(op) if op.opcode == anec_ir::OpCode::Constant => true,
+        Some(op) if op.opcode == anec_ir::OpCode::Reshape => op.operands.first().is_some_and(|&x| is_constant(m, x)),
+        _ => false,
+    }
+}
+
+/// True for a reshape between a vector along W (`[1, 1, 1, 1, n]`) and one along C or H
+/// (`[1, n, 1, 1, 1]`, `[1, 1, 1, n, 1]`): not a view (each element of the latter is a row
+/// of its own), but the NE writes it with C and W swapped, one task (a vector along H read
+/// as one along C).
 pub fn reshape_is_swap(from: &anec_ir::TensorType, to: &anec_ir::TensorType) -> bool {
-    let vector = |t: &anec_ir::TensorType| t.n == 1 && t.d == 1 && t.h == 1;
-    vector(from) && vector(to) && from.c == to.w && from.w == to.c && from.c != from.w && from.dtype == to.dtype
+    let along_w = |t: &anec_ir::TensorType| t.n == 1 && t.d == 1 && t.c == 1 && t.h == 1;
+    let across = |t: &anec_ir::TensorType| t.n == 1 && t.d == 1 && t.w == 1 && (t.c == 1 || t.h == 1);
+    let n = |t: &anec_ir::TensorType| t.c * t.h * t.w;
+    let crosses = (along_w(from) && across(to)) || (across(from) && along_w(to));
+    crosses && n(from) == n(to) && n(from) > 1 && from.dtype == to.dtype
 }
 
 fn not_a_view(op: &anec_ir::Op, from: &anec_ir::TensorType, to: &anec_ir::TensorType) -> BackendError {

@@ -69,6 +69,15 @@ impl ConstSection {
         k
     }
 
+    /// Adds a constant tensor read through the tile DMA (its rows already laid out),
+    /// named `K<sha256>_tensor`.
+    pub fn add_tensor(&mut self, bytes: &[u8]) -> KernelChunk {
+        let name = hash_name(&[bytes.to_vec()]);
+        let k = self.push(bytes);
+        self.symbols.push(ConstSymbol { name: format!("K{name}_tensor"), offset: k.offset });
+        k
+    }
+
     /// The section bytes (padded to the last chunk's end, or 0x4000 zeros when empty) and
     /// its symbols.
     pub fn finish(mut self) -> (Vec<u8>, Vec<ConstSymbol>) {

@@ -44,8 +44,9 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         _ => return Err(BackendError::Several(unplaceable)),
     }
     let scratch = if gen.l2_staging { lower::scratch_needs(m, &plan.kept) } else { Default::default() };
-    let bufs = buffers::bind(m, &groups, gen.bars, &plan.kept, &scratch)?;
+    let mut bufs = buffers::bind(m, &groups, gen.bars, &plan.kept, &scratch)?;
     let mut consts = ConstSection::default();
+    lower::constant::place(m, &mut bufs, &mut consts)?;
     let tasks = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data())?;
     if tasks.is_empty() {
         return Err(BackendError::Unsupported {

@@ -90,6 +90,11 @@ fn data_movement_agrees_or_is_rejected() {
 }
 
 #[test]
+fn constant_operands_agree_or_are_rejected() {
+    run_family("constant", CASES, props::constants::constant_operand());
+}
+
+#[test]
 fn gain_offset_agrees() {
     run_family("goc", CASES, families::goc());
 }

@@ -2,6 +2,7 @@
 //! and one file per op family, each a recipe that reads the op's verified attributes and
 //! operand/result surfaces and returns the [`Task`] its TD encodes (weights, tables and
 //! per-channel vectors go into the const section):
+//! - `constant`: constants placed in `__const` (no task);
 //! - `conv`: convolution;
 //! - `pool`: max and average pooling;
 //! - `neuron`: activations (native ReLU, lookup tables, the square-root family);
@@ -18,6 +19,7 @@
 //! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
 //!   convolution after it.
 
+pub mod constant;
 mod conv;
 mod elementwise;
 mod l2_chain;
@@ -116,6 +118,10 @@ pub fn lower_group(
     if let Some(tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
         return Ok(tasks);
     }
+    if m.ops.get(g.head).is_some_and(|op| op.opcode == OpCode::Constant) {
+        // In `__const` (`constant::place`): no task.
+        return Ok(Vec::new());
+    }
     if let Some(op) = m.ops.get(g.head).filter(|op| op.opcode == OpCode::Reshape) {
         // A view of its operand's buffer (`buffers::view`): no task; a vector moving
         // between C and W: a transposing pass.
@@ -133,7 +139,9 @@ pub fn lower_group(
         (Some(_), OpCode::Reduction) => reduction::lower_into_row(head, bufs, dest)?,
         // A convolution writing its result through the channel<->width transpose after it.
         (Some(_), _) => {
-            conv::lower_conv(m, head, goc, bufs, conv::Output { dest, transposed: true, source: None }, consts, gen)?
+            // (A vector along H written as one along C: the swap of a reshape.)
+            let out = conv::Output { dest: movement::as_channels(dest), transposed: true, source: None };
+            conv::lower_conv(m, head, goc, bufs, out, consts, gen)?
         }
         (None, _) => lower(m, head, goc, dest, bufs, consts, gen)?,
     };
@@ -164,7 +172,7 @@ fn lower_l2_pair(
     if let (OpCode::Conv, Some(prep)) = (op.opcode, kept_input) {
         let dest =
             bufs.surface(*m.ops[g.last()].results.first().ok_or_else(|| BackendError::Internal("no result".into()))?)?;
-        return Ok(Some(matmul::compute(m, g, prep, bufs, dest, consts, gen)?));
+        return Ok(Some(matmul::compute(m, g, prep, bufs, movement::as_channels(dest), consts, gen)?));
     }
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
     let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));
@@ -241,7 +249,8 @@ pub fn scratch_needs(
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 13] = [
+pub const LOWERED: [OpCode; 14] = [
+    OpCode::Constant,
     OpCode::Conv,
     OpCode::Pooling,
     OpCode::Neuron,

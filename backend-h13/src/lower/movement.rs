@@ -92,7 +92,16 @@ pub(super) fn lower_reshape(m: &anec_ir::Module, op: &Op, bufs: &Buffers) -> Res
     if !crate::buffers::reshape_is_swap(from, to) {
         return Ok(None);
     }
-    transposing_pass(op, bufs.surface(x)?, bufs.surface(r)?).map(Some)
+    transposing_pass(op, as_channels(bufs.surface(x)?), as_channels(bufs.surface(r)?)).map(Some)
+}
+
+/// A vector along H read as one along C (the row stride as the channel stride).
+pub(super) fn as_channels(s: Surface) -> Surface {
+    if s.ty.h > 1 && s.ty.c == 1 && s.ty.w == 1 {
+        let ty = TensorType { c: s.ty.h, h: 1, ..s.ty };
+        return Surface { ty, strides: Strides { plane: s.strides.row, ..s.strides }, ..s };
+    }
+    s
 }
 
 /// An NE pass writing `x` with C and W swapped into `dest`, one batch of one depth slice.
