@@ -30,9 +30,15 @@ pub struct Options {
 
 /// Compiles a validated module into an `.hwx` program model.
 pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
-    let m = v.module();
+    // Attention runs as its steps (`lower::attention`), grouped again.
+    let expanded = lower::attention::expand(v.module());
+    let m = expanded.as_ref().unwrap_or(v.module());
+    let generic = match &expanded {
+        Some(e) => anec_passes::fuse::groups(e),
+        None => v.groups().to_vec(),
+    };
     let gen = opts.compat.data();
-    let groups = lower::h13_groups(m, v.groups());
+    let groups = lower::h13_groups(m, &generic);
     let mut plan = if gen.l2_staging { lower::l2_pair::plan(m, &groups) } else { Default::default() };
     if gen.l2_staging {
         plan.kept.extend(lower::matmul::plan(m, &groups));

@@ -2,6 +2,8 @@
 //! and one file per op family, each a recipe that reads the op's verified attributes and
 //! operand/result surfaces and returns the [`Task`] its TD encodes (weights, tables and
 //! per-channel vectors go into the const section):
+//! - `attention`: `anec.sdpa` replaced by its steps (matmul, scale, mask, softmax,
+//!   matmul) before grouping;
 //! - `constant`: constants placed in `__const` (no task);
 //! - `conv`: convolution;
 //! - `pool`: max and average pooling;
@@ -19,6 +21,7 @@
 //! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
 //!   convolution after it.
 
+pub mod attention;
 pub mod constant;
 mod conv;
 mod elementwise;
@@ -249,7 +252,8 @@ pub fn scratch_needs(
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 14] = [
+pub const LOWERED: [OpCode; 15] = [
+    OpCode::Sdpa,
     OpCode::Constant,
     OpCode::Conv,
     OpCode::Pooling,
