@@ -426,6 +426,7 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
                 _ => first,
             };
             let size = tiles.dest.fmt.size();
+            let streamed = td_pair::streamed(c, &tiles, l2, matches!(unit, Unit::Ne(_)));
             let region = match (l2.result_mode, conv) {
                 // Written transposed to DRAM: the streamed result's L2 layout is not
                 // observable; modelled as the dense box of the transposed result.
@@ -434,6 +435,9 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
                     dense_result(r, Dims { c: o.w, d: 1, h: o.h, w: o.c }, l2.result.base, size, 1)?
                 }
                 (1, true) => dense_result(r, c.out_dims, l2.result.base, size, repeats)?,
+                // The source streamed in pieces (rows wider than 0x100 bytes): the aliased
+                // result is not laid out like those pieces; modelled as the dense box.
+                (1, false) if streamed => dense_result(r, c.out_dims, l2.result.base, size, 1)?,
                 (1, false) => Region { base: l2.result.base, ..full },
                 _ => l2.result,
             };
