@@ -53,8 +53,8 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let mut bufs = buffers::bind(m, &groups, gen.bars, &plan.kept, &scratch)?;
     let mut consts = ConstSection::default();
     lower::constant::place(m, &mut bufs, &mut consts)?;
-    let tasks = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data())?;
-    if tasks.is_empty() {
+    let (tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
+    if tasks.is_empty() && refused.is_empty() {
         return Err(BackendError::Unsupported {
             line: 0,
             layer: m.name.clone(),
@@ -62,9 +62,10 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
             reason: "the network has no layers".into(),
         });
     }
+    // The tasks that lowered are encoded even when other layers did not lower, so that
+    // every layer the encoders refuse is reported with them.
     let count = tasks.len() as u32;
     let mut images = Vec::with_capacity(tasks.len());
-    let mut refused: Vec<BackendError> = Vec::new();
     for (i, t) in tasks.iter().enumerate() {
         match encode_task(t, ChainPos { index: i as u32, count }, opts.compat.data()) {
             Ok(image) => images.push(image),
@@ -101,14 +102,15 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     })
 }
 
-/// Lowers every group, reporting every layer that fails rather than the first.
+/// Lowers every group: the tasks of those that lower, and an error for every layer that
+/// fails rather than the first.
 fn lower_all(
     m: &anec_ir::Module,
     groups: &[anec_passes::Group],
     bufs: &buffers::Buffers,
     consts: &mut ConstSection,
     gen: &crate::generation::Generation,
-) -> Result<Vec<Task>, BackendError> {
+) -> (Vec<Task>, Vec<BackendError>) {
     let mut tasks = Vec::with_capacity(groups.len());
     let mut errs = Vec::new();
     for g in groups {
@@ -123,11 +125,7 @@ fn lower_all(
             Err(e) => errs.push(e),
         }
     }
-    match errs.len() {
-        0 => Ok(tasks),
-        1 => Err(errs.remove(0)),
-        _ => Err(BackendError::Several(errs)),
-    }
+    (tasks, errs)
 }
 
 /// TD byte offset of CoeffBaseAddr[0]; channel i's word follows at +4i.
@@ -139,7 +137,9 @@ const COEFF_BASE_ADDR: u16 = 0x74;
 fn relocations(tasks: &[Task], chain: &chain::Chain) -> Vec<Relocation> {
     let mut out = Vec::new();
     for (i, t) in tasks.iter().enumerate() {
-        let coeffs = (0..t.kernel.len() as u16).map(|c| COEFF_BASE_ADDR + 4 * c);
+        // A runtime kernel's chunks are relative to its own buffer, not `__const`.
+        let chunks = if t.runtime_kernel.is_some() { 0 } else { t.kernel.len() as u16 };
+        let coeffs = (0..chunks).map(|c| COEFF_BASE_ADDR + 4 * c);
         let streams = t.vectors.streams().into_iter().zip(STREAM_BASE_WORDS).filter(|(c, _)| c.is_some());
         for w in coeffs.chain(streams.map(|(_, w)| w)) {
             if let Some(at) = chain.text_offset(i, w) {

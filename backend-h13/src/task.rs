@@ -371,6 +371,18 @@ pub struct L2Operand {
     pub broadcast: u32,
 }
 
+/// A kernel the kernel DMA streams at run time from a buffer (a matmul's x side,
+/// `docs/rationale/current-compiler/matmul-runtime.md` §1) instead of `__const`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RuntimeKernel {
+    /// BAR of the buffer the kernel DMA reads (header KBase0).
+    pub bar: u8,
+    /// How many tasks before this one runs the task that wrote the kernel, when an earlier
+    /// task of the program wrote it (header TDE and the eleventh header word, that task's
+    /// TID); `None` for a buffer read as it is (an input).
+    pub producer_back: Option<u32>,
+}
+
 /// Everything one TD encodes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
@@ -436,6 +448,20 @@ pub struct Task {
     /// swapped one (Common.Cfg bit 28 with the result going to memory: Apple's matmul
     /// writes its product rows this way, `matmul.md` §1).
     pub transposed_write: bool,
+    /// The kernel is streamed from a runtime buffer (NE.KernelCfg bit 16, KBase0 that
+    /// buffer's BAR, no `__const` relocation).
+    pub runtime_kernel: Option<RuntimeKernel>,
+    /// The destination is written as a runtime kernel for a later task: `B` channels
+    /// interleaved element by element in each plane (TileDMADst.Fmt.Interleave and
+    /// L2.ResultCfg.DMAInterleave = B, CacheHint 0xF); such a task ends an L2 section
+    /// (header TSR, TSE).
+    pub kernel_write: Option<u32>,
+    /// The task opens an L2 section (header SPL) because the task before it ended one.
+    pub opens_section: bool,
+    /// L2.SourceCfg and ResultCfg carry the planar aliases (AliasPlanarSrc,
+    /// AliasPlanarRslt) of a task loading its source; a runtime matmul's tasks after its
+    /// first drop them (`matmul-runtime.md` §3, §6).
+    pub planar_aliases: bool,
 }
 
 impl Task {
@@ -470,6 +496,10 @@ impl Task {
             channel_sum: false,
             token: None,
             transposed_write: false,
+            runtime_kernel: None,
+            kernel_write: None,
+            opens_section: false,
+            planar_aliases: true,
         }
     }
 

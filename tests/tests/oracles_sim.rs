@@ -1,6 +1,6 @@
 //! The simulator on the corpus of Apple's current compiler: for every record of the
 //! op families below (elementwise, broadcasting, activations, convolution, reductions,
-//! softmax and layer norm) that anec compiles, our program must compute the MIL's math within the documented fp16
+//! softmax, layer norm and the matmuls) that anec compiles, our program must compute the MIL's math within the documented fp16
 //! tolerance (`docs/simulator.md`), and so must Apple's program wherever our constant
 //! section hashes equal to Apple's (Apple's register words from the record, our constants
 //! and buffers; `anec_tests::oracle::apple_program`).
@@ -11,7 +11,7 @@ use anec_tests::agree::{compile_and_compare, compile_substitute_and_compare, ran
 use anec_tests::oracle::{self, Outcome};
 
 /// The families whose every compiled record is simulated.
-const FAMILIES: [&str; 10] = [
+const FAMILIES: [&str; 11] = [
     "binary_runtime",
     "binary_constant",
     "env_broadcast",
@@ -22,7 +22,15 @@ const FAMILIES: [&str; 10] = [
     "env_conv",
     "reduction",
     "normalization",
+    "rrmm_matmul",
 ];
+
+/// Apple programs the simulator does not model, with the reason (ours still run).
+const APPLE_NOT_MODELLED: [(&str, &str); 1] = [(
+    "rrmm_r2rr_m64_k2048_n64_tx0_ty1",
+    "its planar-engine copy streams 2048-wide rows through L2 in 0x400-byte pieces (channel stride 0x400), \
+     which the simulator does not model (matmul-runtime.md §3a)",
+)];
 
 /// Ops whose inputs must be positive (their domain, or a divisor).
 const POSITIVE: [&str; 5] = ["sqrt(", "rsqrt(", "real_div(", "pow(", "log("];
@@ -54,6 +62,10 @@ fn our_and_apples_programs_compute_the_mil() {
             Err(e) => failures.push(format!("{} (ours): {e}", r.case)),
         }
         if !cmp.constants_equal || !cmp.tensors_equal {
+            continue;
+        }
+        if let Some((_, why)) = APPLE_NOT_MODELLED.iter().find(|(case, _)| *case == r.case) {
+            println!("{} (Apple's): not run: {why}", r.case);
             continue;
         }
         let apple = |h: &anec_codegen::Hwx| oracle::apple_program(r, h);

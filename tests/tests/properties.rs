@@ -40,6 +40,11 @@ fn matmul_with_constant_weights_agrees() {
 }
 
 #[test]
+fn runtime_matmul_agrees() {
+    run_family("runtime_matmul", CASES, families::runtime_matmul());
+}
+
+#[test]
 fn elementwise_with_broadcast_agrees() {
     run_family("elementwise", CASES, families::elementwise());
 }

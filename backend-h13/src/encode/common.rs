@@ -157,6 +157,9 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
             (false, table_sharing(t), double_buf, CFG_UNNAMED)
         }
         Engine::NePass if is_matmul_prep(t) => (false, prep_sharing(t), double_buf, CFG_UNNAMED),
+        Engine::NePass if t.kernel_write.is_some() && t.transposed_write => {
+            (false, KERNEL_TRANSPOSE_SH, double_buf, CFG_UNNAMED)
+        }
         Engine::NePass => (false, pass_sharing(t, gen.pass_shared), double_buf, CFG_UNNAMED),
         Engine::NeConv => {
             let (small, sh) = conv_schedule(t);
@@ -195,6 +198,10 @@ fn prep_sharing(t: &Task) -> [u64; 3] {
     let max = if row == L2_GRANULE { PREP_SH } else { 0 };
     [max, if v.h > 1 { max } else { 0 }, max]
 }
+
+/// ShPref, ShMin, ShMax of the NE copy writing xᵀ transposed as a runtime kernel (Cfg
+/// 0x10231301 in both records, K 128 and M 64: `matmul-runtime.md` §3a; no rule known).
+const KERNEL_TRANSPOSE_SH: [u64; 3] = [3, 1, 3];
 
 /// The ShMax of a preparation task whose transposed rows fit a granule.
 const PREP_SH: u64 = 3;

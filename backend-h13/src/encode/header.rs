@@ -73,10 +73,13 @@ pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos, gen: &Generation) -> Re
         Some(Token::Reads(_)) => (false, true),
         None => (false, false),
     };
+    // A task writing a runtime kernel for a later task ends a section too; the task after
+    // it opens one (`matmul-runtime.md` §4).
+    let ends = last || token_w || t.kernel_write.is_some();
     let flags = [
-        ("SPL", first || token_r),
-        ("TSR", last || token_w),
-        ("TSE", last || token_w),
+        ("SPL", first || token_r || t.opens_section),
+        ("TSR", ends),
+        ("TSE", ends),
         ("SrcLoc", reads),
         ("DstLoc", writes),
         ("DPC", token_w),
@@ -87,7 +90,22 @@ pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos, gen: &Generation) -> Re
     }
     // A planar-engine result kept for a later planar-engine task (softmax's statistics).
     td.set("aneTD.Header[6].DisallowAbort", u64::from(t.pe_links.feeds_pe))?;
+    encode_kernel_producer(td, t, pos)?;
     encode_bars(td, t)
+}
+
+/// A kernel an earlier task of the program wrote: header TDE and the eleventh word, that
+/// task's TID (`matmul-runtime.md` §4).
+fn encode_kernel_producer(td: &mut TdImage, t: &Task, pos: ChainPos) -> Result<(), BackendError> {
+    let Some(back) = t.runtime_kernel.and_then(|k| k.producer_back) else { return Ok(()) };
+    let tid = pos.index.checked_sub(back).ok_or_else(|| {
+        BackendError::Internal(format!(
+            "'{}': its kernel's producer is {back} tasks before task {}",
+            t.layer, pos.index
+        ))
+    })?;
+    td.set_extra_header(Some(tid));
+    Ok(())
 }
 
 fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
@@ -113,7 +131,10 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
         td.set("aneTD.Header[8].WBE", 1)?;
     }
     td.set("aneTD.Header[8].ENE", super::common::engine_enable(t))?;
-    if t.reads_kernel_memory() {
+    if let Some(k) = t.runtime_kernel {
+        td.set("aneTD.Header[9].KBase0", u64::from(k.bar))?;
+        td.set("aneTD.Header[9].KBE0", 1)?;
+    } else if t.reads_kernel_memory() {
         td.set("aneTD.Header[9].KBase0", CONST_BAR)?;
         td.set("aneTD.Header[9].KBE0", 1)?;
     }

@@ -72,6 +72,9 @@ pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) 
     let plane = L2Region::unpadded_row(c, ty.w, ty.dtype, cap);
     let channel = plane / u64::from(c.max(1));
     let pad = match t.engine {
+        // The one-row source of a runtime matmul's tasks: no padding (every copy and
+        // matmul task of `matmul-runtime.md` §3).
+        _ if t.kernel_write.is_some() || t.runtime_kernel.is_some() => 0,
         Engine::Pe => {
             if plane.is_multiple_of(PE_PAD_EVERY) {
                 PE_PAD
@@ -282,7 +285,7 @@ fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
         }
     };
     // A task reading an operand another task left in L2 drops the planar aliases (0x172).
-    let aliases = if t.l2_operand.is_some() { &CONV_ALIASES[..] } else { &ALIASES[..] };
+    let aliases = if t.l2_operand.is_some() || !t.planar_aliases { &CONV_ALIASES[..] } else { &ALIASES[..] };
     set_bits(td, "SourceCfg", aliases)?;
     td.set("L2.SourceCfg.SourceType", source_type)
 }
@@ -291,6 +294,8 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
     // A task after another in L2 (a resident source or an L2 operand) has no alias bits.
     if t.residency == SourceResidency::Resident || t.l2_operand.is_some() {
         set_bits(td, "ResultCfg", &DMA_BITS)?;
+    } else if !t.planar_aliases {
+        set_bits(td, "ResultCfg", &CONV_ALIASES)?;
     } else {
         set_bits(td, "ResultCfg", &ALIASES)?;
     }
@@ -311,6 +316,10 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
         return encode_reduce_result(td, t, false);
     }
     td.set("L2.ResultCfg.ResultType", 2)?;
+    if let Some(b) = t.kernel_write {
+        // The result leaves L2 as a runtime kernel, B channels interleaved.
+        td.set("L2.ResultCfg.DMAInterleave", u64::from(b))?;
+    }
     let aliased = result_aliased(t, gen);
     td.set("L2.ResultCfg.L2BfrMode", u64::from(aliased))?;
     super::set_units(td, "L2.ResultBase.Addr", base, 16)?;

@@ -22,6 +22,9 @@ const MACCFG_MAX_POOL: u32 = 1 << 19;
 /// planar-engine task (bit 12), an operand was produced by one (bit 14) (`softmax.md` §4).
 const KERNELCFG_FEEDS_PE: u32 = 1 << 12;
 const KERNELCFG_FED_BY_PE: u32 = 1 << 14;
+/// Unnamed KernelCfg bit 16: the kernel is streamed from a runtime buffer (every matmul
+/// task of two runtime operands, `matmul-runtime.md` §3c: 0x10082; inferred from context).
+const KERNELCFG_RUNTIME_KERNEL: u32 = 1 << 16;
 /// PalettizedBits Apple writes in every NE task, palettization off.
 const PALETTIZED_BITS: u64 = 8;
 /// BinaryPoint Apple writes for fp16 convolution (also used for pooling, inferred).
@@ -56,6 +59,9 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         td.set("NE.KernelCfg.KernelFmt", kernel_fmt(fmt)?)?;
     }
     td.set("NE.KernelCfg.PalettizedBits", PALETTIZED_BITS)?;
+    if t.runtime_kernel.is_some() {
+        td.set_unnamed_bits(0x240, KERNELCFG_RUNTIME_KERNEL)?;
+    }
     encode_mac(td, t, gen)?;
     td.set("NE.MACCfg.NonlinearMode", t.nonlinear.mode())?;
     td.set_unnamed_bits(0x244, MACCFG_ARG_OUTPUT_DEFAULT)?;

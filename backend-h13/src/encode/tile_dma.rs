@@ -17,6 +17,9 @@ const SRC2_FMT_BASE: u32 = 0x30;
 /// Unnamed word 0x1AC: 0x100 whenever the NE runs.
 const WORD_1AC_NE: u32 = 0x100;
 
+/// The destination cache hint of a task writing a runtime kernel.
+const KERNEL_WRITE_HINT: u64 = 0xF;
+
 /// Row, plane and depth stride fields of each block (Apple's names differ between them).
 const SRC_STRIDES: [&str; 3] = ["RowStride.Stride", "PlaneStride.PlaneStride", "DepthStride.Stride"];
 const DST_STRIDES: [&str; 3] = ["RowStride.RowStride", "PlaneStride.PlaneStride", "DepthStride.DepthStride"];
@@ -113,7 +116,10 @@ fn encode_src2(td: &mut TdImage, s: &Surface, gen: &Generation) -> Result<(), Ba
 /// Writes the destination block.
 pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let d = &t.dest;
-    td.set("TileDMADst.DMAConfig.CacheHint", 3)?;
+    // A runtime kernel is written to be read back through the kernel DMA (CacheHint 0xF,
+    // every copy of `matmul-runtime.md` §3a).
+    let hint = if t.kernel_write.is_some() { KERNEL_WRITE_HINT } else { 3 };
+    td.set("TileDMADst.DMAConfig.CacheHint", hint)?;
     if let (Some(Token::Writes(s)), Some(_)) = (t.token, t.l2_result) {
         // Idle, but standing for writing the scratch surface: its layout is stated.
         return set_dst_layout(td, t, &s, gen);
@@ -137,5 +143,6 @@ fn set_dst_layout(td: &mut TdImage, t: &Task, d: &Surface, gen: &Generation) -> 
     let pad = u64::from(t.engine.uses_ne() || gen.pe_idle_words);
     td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;
     td.set("TileDMADst.Fmt.ZeroPadFirst", pad)?;
-    td.set("TileDMADst.Fmt.Interleave", 1)
+    // A runtime kernel's B channels interleaved element by element (the kernel layout).
+    td.set("TileDMADst.Fmt.Interleave", u64::from(t.kernel_write.unwrap_or(1)))
 }

@@ -19,7 +19,8 @@
 //!   as NE copies through views (reshapes that keep the bytes are views without a task);
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it;
 //! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
-//!   convolution after it.
+//!   convolution after it;
+//! - `matmul_runtime`: a matmul of two runtime tensors (x streamed as the kernel).
 
 pub mod attention;
 pub mod constant;
@@ -28,6 +29,7 @@ mod elementwise;
 mod l2_chain;
 pub mod l2_pair;
 pub mod matmul;
+mod matmul_runtime;
 mod movement;
 mod neuron;
 mod normalization;
@@ -209,6 +211,7 @@ pub fn lower(
         OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(op, bufs, dest, consts),
         OpCode::Concat if goc.is_none() => return movement::lower_concat(op, bufs, dest),
         OpCode::LayerNorm if goc.is_none() => return normalization::lower_layer_norm(op, bufs, dest),
+        OpCode::Matmul => return matmul_runtime::lower(m, op, goc, bufs, dest, consts),
         _ => {}
     }
     let mut t = lower_one(m, op, dest, bufs, consts, gen)?;
@@ -248,11 +251,12 @@ pub fn scratch_needs(
     let mut needs: std::collections::BTreeMap<String, anec_ir::TensorType> =
         m.ops.iter().filter_map(|op| Some((op.name.clone(), softmax::scratch_type(m, op)?))).collect();
     needs.extend(matmul::scratch_types(m, kept));
+    needs.extend(matmul_runtime::scratch_types(m));
     needs
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 15] = [
+pub const LOWERED: [OpCode; 16] = [
     OpCode::Sdpa,
     OpCode::Constant,
     OpCode::Conv,
@@ -268,6 +272,7 @@ pub const LOWERED: [OpCode; 15] = [
     OpCode::InputView,
     OpCode::Concat,
     OpCode::Broadcast,
+    OpCode::Matmul,
 ];
 
 /// Every op of `m` whose kind has no H13 lowering (a broadcast only as the producer of an

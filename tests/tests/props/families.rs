@@ -94,6 +94,27 @@ pub fn matmul() -> impl Strategy<Value = Model> {
     })
 }
 
+/// `matmul(x, y)` of two runtime operands, rank 2 or rank 3 with batch 1: M, K, N
+/// random (odd sizes and 1 included, M beyond one 16-row slice), the four transpose
+/// combinations.
+pub fn runtime_matmul() -> impl Strategy<Value = Model> {
+    let dims = (1usize..=40, 1usize..=40, 1usize..=40);
+    (dims, any::<bool>(), any::<bool>(), any::<bool>(), any::<u64>()).prop_map(|((m, k, n), tx, ty, rank3, seed)| {
+        let xs = if tx { [k, m] } else { [m, k] };
+        let ys = if ty { [n, k] } else { [k, n] };
+        let lead = |s: [usize; 2]| if rank3 { vec![1, s[0], s[1]] } else { s.to_vec() };
+        let args = [
+            ("x", "x".to_string()),
+            ("y", "y".to_string()),
+            ("transpose_x", boolean(tx)),
+            ("transpose_y", boolean(ty)),
+        ];
+        let mut t = MilText::new(&[("x", &lead(xs)), ("y", &lead(ys))]);
+        t.op("matmul_0", &lead([m, n]), "matmul", &args).output("matmul_0");
+        mil("runtime_matmul", &t, &["matmul_0"], seed, RANGE)
+    })
+}
+
 /// `add`/`mul`/`sub`/`maximum`/`minimum` of two runtime rank-4 tensors, each axis of
 /// either operand possibly 1 (broadcast).
 pub fn elementwise() -> impl Strategy<Value = Model> {

@@ -185,7 +185,10 @@ fn word_differences(i: usize, place: String, off: u16, ours: Option<u32>, apple:
 /// Our tensor descriptors in Apple's order (inputs, then outputs): shape N, C, H, W,
 /// strides of each, and the bytes of one batch.
 fn our_tensors(hwx: &Hwx) -> Vec<TensorRecord> {
-    let role = |r: TensorRole| hwx.tensors.iter().filter(move |t| t.role == r);
+    // The descriptors follow the thread states: inputs sorted by name, then outputs
+    // (Apple's `rrmm_*` list `w` before `x`).
+    let states = hwx.state_order.iter().filter_map(|&i| hwx.tensors.get(i));
+    let role = |r: TensorRole| states.clone().filter(move |t| t.role == r);
     let bound = role(TensorRole::Input).chain(role(TensorRole::Output));
     bound
         .map(|t| TensorRecord {

@@ -18,12 +18,12 @@ use half::f16;
 /// A DRAM tile of BAR `bar`: rows of 0x40 bytes, planes of H rows.
 fn tile(bar: u8, d: Dims) -> Tile {
     let plane = 0x40 * d.h as i64;
-    Tile { bar, base: 0, row: 0x40, plane, depth: plane * d.c as i64, fmt: Fmt::F16, group: 0 }
+    Tile { bar, base: 0, row: 0x40, plane, depth: plane * d.c as i64, fmt: Fmt::F16, group: 0, interleave: 1 }
 }
 
 /// An idle tile (a source read in place, a destination that is off).
 fn idle() -> Tile {
-    Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: Fmt::F16, group: 0 }
+    Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: Fmt::F16, group: 0, interleave: 1 }
 }
 
 fn dram(t: &Tile, d: Dims, v: impl Fn(usize, usize, usize) -> f32) -> Vec<u8> {

@@ -1,7 +1,9 @@
 //! Tile DMA: a source box read from DRAM into its L2 region (or straight to the NE when
 //! it is streamed), and the L2 result written back to DRAM. Element `(c, d, h, w)` sits at `BAR + base + d * depth + c * plane +
 //! h * row + w * element size` (W contiguous, interleave 1), every address checked
-//! against the BAR's buffer. Source and DRAM format are the engine format (the decoder
+//! against the BAR's buffer. A destination with Fmt.Interleave B (a runtime kernel,
+//! `docs/rationale/current-compiler/matmul-runtime.md` §1) puts channel c at element
+//! `w * B + c % B` of plane `c / B`. Source and DRAM format are the engine format (the decoder
 //! refuses conversions), so values move unchanged.
 
 use super::error::SimError;
@@ -10,11 +12,13 @@ use super::td::Tile;
 
 fn address(t: &Tile, c: usize, d: usize, h: usize, w: usize) -> i64 {
     let m = |n: usize, s: i64| i64::try_from(n).unwrap_or(i64::MAX).saturating_mul(s);
+    // B channels interleaved: channel c is element c % B of each group of B in plane c / B.
+    let b = t.interleave.max(1);
     t.base
         .saturating_add(m(d, t.depth))
-        .saturating_add(m(c, t.plane))
+        .saturating_add(m(c / b, t.plane))
         .saturating_add(m(h, t.row))
-        .saturating_add(m(w, t.fmt.size() as i64))
+        .saturating_add(m(w * b + c % b, t.fmt.size() as i64))
 }
 
 /// Reads the `dims` box of `tile` from DRAM; `what` names the block.
@@ -46,9 +50,11 @@ pub fn load(
 /// Writes the `dims` box of L2 region `r` to DRAM through `tile`.
 pub fn store(mem: &mut Memory<'_>, l2: &L2, td: usize, tile: &Tile, dims: Dims, r: &Region) -> Result<(), SimError> {
     let x = l2.read(td, r, dims, tile.fmt, "the L2 result region")?;
-    let strides = [(dims.c, tile.plane), (dims.h, tile.row), (dims.d, tile.depth)];
-    let layout: Vec<(usize, u64)> =
-        strides.iter().map(|&(n, s)| (n, s.unsigned_abs())).chain([(dims.w, tile.fmt.size() as u64)]).collect();
+    let (b, size) = (tile.interleave.max(1), tile.fmt.size() as u64);
+    let strides = [(dims.c.div_ceil(b), tile.plane), (dims.h, tile.row), (dims.d, tile.depth)];
+    // Interleaved: B channels element by element, W groups of B elements.
+    let lanes = [(dims.w, size * b as u64), (b.min(dims.c), size)];
+    let layout: Vec<(usize, u64)> = strides.iter().map(|&(n, s)| (n, s.unsigned_abs())).chain(lanes).collect();
     check_disjoint(&layout, tile.fmt.size())
         .map_err(|e| SimError::access(td, format!("TileDMADst strides make result elements overlap: {e}")))?;
     for (&v, (c, d, h, w)) in x.data.iter().zip(Dense::coords(dims)) {

@@ -17,7 +17,16 @@ use half::f16;
 fn tile(bar: u8, d: Dims) -> Tile {
     let row = (2 * d.w).div_ceil(64) as i64 * 64;
     let plane = row * d.h as i64;
-    Tile { bar, base: 0, row, plane, depth: plane * d.c as i64, fmt: Fmt::F16, group: plane * d.c as i64 }
+    Tile {
+        bar,
+        base: 0,
+        row,
+        plane,
+        depth: plane * d.c as i64,
+        fmt: Fmt::F16,
+        group: plane * d.c as i64,
+        interleave: 1,
+    }
 }
 
 /// The standard L2 layout at `base`: channel stride W rounded up to 16 bytes, row C of them.
@@ -39,7 +48,7 @@ fn task(unit: Unit, d: Dims, bar: u8, at: Region, result: Region) -> Task {
 fn producer(d: Dims, bar: u8, at: Region, result: Region) -> Task {
     Task {
         store: false,
-        dest: Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: Fmt::F16, group: 0 },
+        dest: Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: Fmt::F16, group: 0, interleave: 1 },
         ..task(ne_pass(1.0), d, bar, at, result)
     }
 }

@@ -39,6 +39,11 @@ impl Reader {
     }
 
     /// Index of the TD in the chain.
+    pub fn extra_header(&self) -> Option<u32> {
+        self.img.extra_header()
+    }
+
+    /// The TD's index.
     pub fn td(&self) -> usize {
         self.td
     }

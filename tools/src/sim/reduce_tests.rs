@@ -15,7 +15,7 @@ use half::f16;
 /// A reduction of `d` read through `src` into L2 at `at`, its result at `result`, stored
 /// at BAR 9 one value per 0x40 bytes.
 fn task(op: ReduceOp, final_scale: f32, d: Dims, src: Tile, at: Region, result: Region, streamed: bool) -> Task {
-    let dest = Tile { bar: 9, base: 0, row: 0x40, plane: 0x40, depth: 0x40, fmt: Fmt::F16, group: 0 };
+    let dest = Tile { bar: 9, base: 0, row: 0x40, plane: 0x40, depth: 0x40, fmt: Fmt::F16, group: 0, interleave: 1 };
     let unit = Unit::Reduce(PeReduce::plain(op, final_scale));
     Task { streamed, ..build::task(unit, d, src, dest, at, result) }
 }
@@ -56,7 +56,7 @@ fn per_channel(d: Dims, v: &impl Fn(usize, usize, usize, usize) -> f32, f: impl 
 #[test]
 fn depth_slices_are_combined_per_channel() {
     let d = Dims { c: 2, d: 3, h: 2, w: 5 };
-    let src = Tile { bar: 4, base: 0, row: 0x100, plane: 0x200, depth: 0x40, fmt: Fmt::F16, group: 0 };
+    let src = Tile { bar: 4, base: 0, row: 0x100, plane: 0x200, depth: 0x40, fmt: Fmt::F16, group: 0, interleave: 1 };
     let at = Region { base: 0, channel: 0x10, row: 0x60, depth: 0x20 };
     let result = Region { base: 0xC0, ..at };
     let v = |c: usize, k: usize, h: usize, w: usize| (c * 7 + k * 5 + h * 3 + w) as f32 * 0.25 - 3.0 * c as f32;
@@ -84,7 +84,7 @@ fn depth_slices_are_combined_per_channel() {
 #[test]
 fn rows_longer_than_the_strip_are_read_whole() {
     let d = Dims { c: 2, d: 1, h: 2, w: 100 };
-    let src = Tile { bar: 4, base: 0, row: 0x100, plane: 0x200, depth: 0x400, fmt: Fmt::F16, group: 0 };
+    let src = Tile { bar: 4, base: 0, row: 0x100, plane: 0x200, depth: 0x400, fmt: Fmt::F16, group: 0, interleave: 1 };
     let staging = Region { base: 0, channel: 0x80, row: 0x100, depth: 0x100 };
     let result = Region { base: 0x200, ..staging };
     let v = |c: usize, _: usize, h: usize, w: usize| if w == 99 - h - c { 10.0 } else { (w % 7) as f32 - 3.0 };

@@ -48,6 +48,9 @@ pub struct Tile {
     pub fmt: Fmt,
     /// Byte stride between groups (the batch the planar engine loops over; 0 when unused).
     pub group: i64,
+    /// Channels interleaved element by element in each plane (Fmt.Interleave: B of a
+    /// destination written as a runtime kernel, else 1; `dma::store`).
+    pub interleave: usize,
 }
 
 /// The convolution window.
@@ -352,6 +355,10 @@ pub fn decode(img: &TdImage, index: usize) -> Result<Task, SimError> {
     let kernel = td_engine::kernel_dma(&mut r, h.kbar.is_some())?;
     let unit = td_engine::unit(&mut r, &h, &c, &kernel, l2.padding)?;
     check_l2_mode(&r, &l2)?;
+    if l2.result_interleave != tiles.dest.interleave as u64 {
+        let reason = format!("differs from L2.ResultCfg.DMAInterleave = {}", l2.result_interleave);
+        return Err(r.err("TileDMADst.Fmt.Interleave", tiles.dest.interleave as u64, reason));
+    }
     r.finish()?;
     assemble(&r, &c, tiles, &l2, unit)
 }

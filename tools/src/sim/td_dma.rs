@@ -49,16 +49,28 @@ fn raw_stride(r: &mut Reader, offset: u16) -> i64 {
 
 /// The format fields both tile-DMA blocks share; MemFmt must equal the engine format.
 fn tile_fmt(r: &mut Reader, block: &str, engine: Fmt, engine_field: &str) -> Result<Fmt, SimError> {
+    tile_fmt_interleaved(r, block, engine, engine_field, &[1]).map(|(f, _)| f)
+}
+
+/// [`tile_fmt`] with the interleaves `allowed` (a destination written as a runtime
+/// kernel); returns the format and the interleave.
+fn tile_fmt_interleaved(
+    r: &mut Reader,
+    block: &str,
+    engine: Fmt,
+    engine_field: &str,
+    allowed: &[u64],
+) -> Result<(Fmt, usize), SimError> {
     r.fixed(&format!("{block}.Fmt.FmtMode"), &[1])?;
     r.fixed(&format!("{block}.Fmt.Truncate"), &[3])?;
     r.fixed(&format!("{block}.Fmt.Shift"), &[0])?;
     r.fixed(&format!("{block}.Fmt.OffsetCh"), &[0])?;
-    r.fixed(&format!("{block}.Fmt.Interleave"), &[1])?;
+    let interleave = usize::try_from(r.fixed(&format!("{block}.Fmt.Interleave"), allowed)?).unwrap_or(1);
     r.fixed(&format!("{block}.Fmt.CmpVec"), &[0])?;
     let name = format!("{block}.Fmt.MemFmt");
     let code = r.get(&name)?;
     match Fmt::from_code(code) {
-        Some(f) if f == engine => Ok(f),
+        Some(f) if f == engine => Ok((f, interleave)),
         Some(_) => {
             Err(r.err(name, code, format!("differs from {engine_field}; conversion in the tile DMA is not modelled")))
         }
@@ -144,7 +156,7 @@ fn idle_source(r: &mut Reader, c: &Common, token: bool) -> Result<Tile, SimError
     } else {
         tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt")?;
     }
-    Ok(Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: c.in_fmt[0], group: 0 })
+    Ok(Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: c.in_fmt[0], group: 0, interleave: 1 })
 }
 
 fn source1(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Result<(Tile, bool), SimError> {
@@ -183,6 +195,7 @@ fn source1(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Resul
         depth: units64(r, "TileDMASrc.DepthStride.Stride")?,
         fmt: tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt")?,
         group: units64(r, "TileDMASrc.GroupStride.Stride")?,
+        interleave: 1,
     };
     group_stride(r, "TileDMASrc.GroupStride.Stride", &t, group_use)?;
     Ok((t, true))
@@ -204,6 +217,7 @@ fn source2(r: &mut Reader, bar: u8, fmt: Fmt) -> Result<Tile, SimError> {
         depth: raw_stride(r, 0x194),
         fmt,
         group: raw_stride(r, 0x198),
+        interleave: 1,
     };
     group_stride(r, "word 0x198 (second-source group stride)", &t, GroupUse::Batch)?;
     Ok(t)
@@ -234,14 +248,17 @@ fn dest(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Result<(
     // Whether the row ends are zero-filled touches no element the program reads back.
     r.ignore("TileDMADst.Fmt.ZeroPadLast")?;
     r.ignore("TileDMADst.Fmt.ZeroPadFirst")?;
+    let (fmt, interleave) =
+        tile_fmt_interleaved(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt", &KERNEL_INTERLEAVES)?;
     let t = Tile {
         bar: h.dest.unwrap_or(0),
         base: base64(r, "TileDMADst.BaseAddr.Addr")?,
         row: units64(r, "TileDMADst.RowStride.RowStride")?,
         plane: units64(r, "TileDMADst.PlaneStride.PlaneStride")?,
         depth: units64(r, "TileDMADst.DepthStride.DepthStride")?,
-        fmt: tile_fmt(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt")?,
+        fmt,
         group: units64(r, "TileDMADst.GroupStride.GroupStride")?,
+        interleave,
     };
     group_stride(r, "TileDMADst.GroupStride.GroupStride", &t, group_use)?;
     Ok((t, true))
@@ -273,7 +290,7 @@ fn idle_dest(r: &mut Reader, c: &Common, token: bool) -> Result<Tile, SimError> 
         let meaning = "TileDMADst.Fmt of a destination that is off (Interleave 1 only)";
         r.fixed_word(0x270, u32::MAX, &[0x0100_0000], meaning)?;
     }
-    Ok(Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: c.out_fmt, group: 0 })
+    Ok(Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: c.out_fmt, group: 0, interleave: 1 })
 }
 
 /// A group stride: the stride between the groups (batch entries) the planar engine loops
@@ -336,6 +353,8 @@ pub struct L2Layout {
     pub result_mode: u64,
     /// TileDMADst.DMAConfig.L2BfrMode.
     pub dst_mode: u64,
+    /// L2.ResultCfg.DMAInterleave (B of a result written as a runtime kernel, else 1).
+    pub result_interleave: u64,
     /// L2Cfg.PaddingMode.
     pub padding: PadMode,
 }
@@ -355,6 +374,13 @@ const ALL_SET: [u64; 4] = [1, 1, 1, 1];
 const ALL_CLEAR: [u64; 4] = [0, 0, 0, 0];
 const CONV_ONLY: [u64; 4] = [1, 1, 0, 0];
 const PLANAR_RESULT_ONLY: [u64; 4] = [0, 0, 0, 1];
+/// The convolution pair with one planar alias (Apple's runtime matmul after its first
+/// task: 0x100172, 0x400172, 0x40017a; `matmul-runtime.md` §6, no value depends on them).
+const CONV_PLANAR_SRC: [u64; 4] = [1, 1, 1, 0];
+const CONV_PLANAR_RESULT: [u64; 4] = [1, 1, 0, 1];
+/// What a loaded source's and a result's configuration may hold.
+const LOADED: [[u64; 4]; 4] = [ALL_SET, CONV_ONLY, CONV_PLANAR_SRC, CONV_PLANAR_RESULT];
+const RESULT: [[u64; 4]; 5] = [ALL_SET, ALL_CLEAR, CONV_ONLY, CONV_PLANAR_SRC, CONV_PLANAR_RESULT];
 
 /// The alias bits a configuration may hold: one of a list of patterns, or any (the link
 /// bits of a source read in place, which say which earlier task wrote it).
@@ -367,7 +393,7 @@ enum Aliases {
 /// The configuration bits SourceCfg and ResultCfg share: the four alias bits as
 /// `aliases` allows (they change no value modelled), DMAFmt one of `dma_fmt`,
 /// DMAInterleave 1, no DMACmpVec or DMAOffsetCh.
-fn l2_cfg(r: &mut Reader, cfg: &str, aliases: Aliases, dma_fmt: &[u64]) -> Result<(), SimError> {
+fn l2_cfg(r: &mut Reader, cfg: &str, aliases: Aliases, dma_fmt: &[u64], interleaves: &[u64]) -> Result<u64, SimError> {
     let mut found = [0; 4];
     for (v, f) in found.iter_mut().zip(ALIAS) {
         *v = r.get(&format!("L2.{cfg}.{f}"))?;
@@ -384,11 +410,15 @@ fn l2_cfg(r: &mut Reader, cfg: &str, aliases: Aliases, dma_fmt: &[u64]) -> Resul
         }
     }
     r.fixed(&format!("L2.{cfg}.DMAFmt"), dma_fmt)?;
-    for (f, v) in [("DMAInterleave", 1), ("DMACmpVec", 0), ("DMAOffsetCh", 0)] {
+    for (f, v) in [("DMACmpVec", 0), ("DMAOffsetCh", 0)] {
         r.fixed(&format!("L2.{cfg}.{f}"), &[v])?;
     }
-    Ok(())
+    r.fixed(&format!("L2.{cfg}.DMAInterleave"), interleaves)
 }
+
+/// The interleaves a destination written as a runtime kernel may use: B = 1, 2, 4 or 8
+/// channels element by element (Apple's copies: 2, 4, 8).
+pub const KERNEL_INTERLEAVES: [u64; 4] = [1, 2, 4, 8];
 
 /// Decodes the L2 block (and the destination's L2BfrMode).
 pub fn l2(r: &mut Reader, c: &Common) -> Result<L2Layout, SimError> {
@@ -410,9 +440,9 @@ pub fn l2(r: &mut Reader, c: &Common) -> Result<L2Layout, SimError> {
     let aliases = match (resident, from_l2) {
         (true, _) => Aliases::Any,
         (false, true) => Aliases::OneOf(&[CONV_ONLY, PLANAR_RESULT_ONLY]),
-        (false, false) => Aliases::OneOf(&[ALL_SET]),
+        (false, false) => Aliases::OneOf(&LOADED),
     };
-    l2_cfg(r, "SourceCfg", aliases, if resident { &[0, 1] } else { &[1] })?;
+    l2_cfg(r, "SourceCfg", aliases, if resident { &[0, 1] } else { &[1] }, &[1])?;
     if resident {
         r.ignore("L2.SourceCfg.Dependent")?;
     } else {
@@ -469,6 +499,7 @@ pub fn l2(r: &mut Reader, c: &Common) -> Result<L2Layout, SimError> {
         kept: res.result_type == 0,
         result_mode: res.mode,
         dst_mode,
+        result_interleave: res.interleave,
         padding,
     })
 }
@@ -480,6 +511,7 @@ struct ResultWords {
     plane2: u64,
     result_type: u64,
     mode: u64,
+    interleave: u64,
 }
 
 /// The result region, words 0x220 and 0x224, ResultType and L2BfrMode. ResultType 1 (a
@@ -488,7 +520,9 @@ struct ResultWords {
 fn l2_result(r: &mut Reader, reduce: bool) -> Result<ResultWords, SimError> {
     // Apple's current compiler writes 0x50017a (alias bits set), 0x14a (clear), for a
     // result kept in L2 0x500170 or 0x140, for a reduction's packed row 0x141 or 0x500171.
-    l2_cfg(r, "ResultCfg", Aliases::OneOf(&[ALL_SET, ALL_CLEAR]), &[1])?;
+    // A result written as a runtime kernel interleaves B channels (DMAInterleave = B,
+    // checked against the destination's Fmt.Interleave in `td::decode`).
+    let interleave = l2_cfg(r, "ResultCfg", Aliases::OneOf(&RESULT), &[1], &KERNEL_INTERLEAVES)?;
     let types: &[u64] = if reduce { &[0, 1, 2] } else { &[0, 2] };
     let result_type = r.fixed("L2.ResultCfg.ResultType", types)?;
     let kept = result_type == 0;
@@ -509,7 +543,7 @@ fn l2_result(r: &mut Reader, reduce: bool) -> Result<ResultWords, SimError> {
             r.fixed_word(w, u32::MAX, &[0], "convolution-result plane word with L2BfrMode 1")?;
         }
         let region = Region { base, channel: 0, row: 0, depth: 0 };
-        return Ok(ResultWords { region, plane: 0, plane2: 0, result_type, mode });
+        return Ok(ResultWords { region, plane: 0, plane2: 0, result_type, mode, interleave });
     }
     let channel = l2_units(r, strides[0])?;
     let row = l2_units(r, strides[1])?;
@@ -520,5 +554,12 @@ fn l2_result(r: &mut Reader, reduce: bool) -> Result<ResultWords, SimError> {
     } else {
         u64::from(r.word(0x224, L2_MASK))
     };
-    Ok(ResultWords { region: Region { base, channel, row, depth: 0 }, plane, plane2, result_type, mode })
+    if interleave != 1 {
+        return Err(r.err(
+            "L2.ResultCfg.DMAInterleave",
+            interleave,
+            "an interleaved result is modelled with L2BfrMode 1",
+        ));
+    }
+    Ok(ResultWords { region: Region { base, channel, row, depth: 0 }, plane, plane2, result_type, mode, interleave })
 }

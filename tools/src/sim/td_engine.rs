@@ -44,6 +44,11 @@ const PE_LINK_BITS: u32 = 1 << 12 | 1 << 14;
 /// MACCfg unnamed bits: 19 MaxPoolMode, 20..22 ArgOutputSelect.
 const MAX_POOL_BIT: u32 = 1 << 19;
 const ARG_OUTPUT_SELECT: u32 = 0x7 << 20;
+/// NE.KernelCfg unnamed bit 16: the coefficients are streamed from a runtime buffer (a
+/// matmul's x side), not `__const` (`matmul-runtime.md` §3c).
+const RUNTIME_KERNEL_BIT: u32 = 1 << 16;
+/// The BAR of `__const`.
+const CONST_BAR: u8 = 1;
 /// Every NE field, for the planar-engine path, where the block must be zero.
 /// The name of the planar-engine path in messages.
 const PE_PATH: &str = "planar-engine";
@@ -247,6 +252,7 @@ struct MacCfg {
     max_pool: bool,
     kernel_fmt: u64,
     sparse: bool,
+    runtime_kernel: bool,
 }
 
 impl MacCfg {
@@ -277,6 +283,7 @@ fn mac_cfg(r: &mut Reader) -> Result<MacCfg, SimError> {
         max_pool,
         kernel_fmt: r.get("NE.KernelCfg.KernelFmt")?,
         sparse: r.get("NE.KernelCfg.SparseFmt")? == 1,
+        runtime_kernel: r.word(0x240, RUNTIME_KERNEL_BIT) != 0,
     })
 }
 
@@ -308,6 +315,7 @@ fn ne(r: &mut Reader, h: &Header, c: &Common, k: &KernelDma, pad: PadMode) -> Re
         );
         return Err(r.err("word 0x02c", if k.sparse { 0x60 } else { 0x40 }, reason));
     }
+    runtime_kernel(r, h, k, &m)?;
     let mac = match (m.op_mode, m.unity) {
         (OPMODE_CHANNEL_MAX, _) => channel_max(r, c, &m)?,
         (_, true) => unity_mac(r, c, &m)?,
@@ -414,6 +422,27 @@ fn check_channel_op(r: &Reader, c: &Common, m: &MacCfg, what: &str, own: &[(&str
 /// KernelMode 0: convolution with the coefficients of Apple's current layout (see
 /// `kernel.rs`). UnicastEn with NumGroups 1 is depthwise (output channel c reads input
 /// channel c); NumGroups > 1 runs the groups one after the other, Cin and Cout per group.
+/// A runtime kernel (KernelCfg bit 16) is read from a buffer other than `__const` and
+/// holds dense fp16 coefficients only (no inline bias, no header stream); a kernel an
+/// earlier task wrote (TDE) is a runtime one. Any kernel in `__const` has bit 16 clear.
+fn runtime_kernel(r: &Reader, h: &Header, k: &KernelDma, m: &MacCfg) -> Result<(), SimError> {
+    let field = "NE.KernelCfg bit 16 (runtime kernel)";
+    let bit = u64::from(m.runtime_kernel);
+    if !m.runtime_kernel {
+        if h.kernel_producer.is_some() || h.kbar.is_some_and(|b| b != CONST_BAR) {
+            let reason = "a kernel read from a buffer other than __const (KBase0 != 1) or written by an earlier task                           (TDE) is a runtime kernel";
+            return Err(r.err(field, bit, reason));
+        }
+        return Ok(());
+    }
+    let plain = !m.unity && m.kernel_fmt == 2 && !m.sparse && !m.bias_mode && k.streams.iter().all(Option::is_none);
+    if h.kbar.is_none_or(|b| b == CONST_BAR) || !plain {
+        let reason = "a runtime kernel is modelled as dense fp16 coefficients (no inline bias, no header stream) read                       from a buffer other than __const";
+        return Err(r.err(field, bit, reason));
+    }
+    Ok(())
+}
+
 fn kernel_mac(r: &Reader, c: &Common, k: &KernelDma, m: &MacCfg) -> Result<Mac, SimError> {
     if m.max_pool {
         return Err(r.err("word 0x244 bit 19 (MaxPoolMode)", 1, "with a kernel (KernelMode 0) it is not modelled"));

@@ -39,11 +39,10 @@ const HEADER_IGNORED: [&str; 12] = [
 ];
 
 /// Header fields of unknown effect, with the one value every Apple program holds.
-const HEADER_FIXED: [(&str, u64); 10] = [
+const HEADER_FIXED: [(&str, u64); 9] = [
     ("aneTD.Header[6].TDSkip", 0),
     ("aneTD.Header[6].KPC", 0),
     ("aneTD.Header[6].NextPriority", 0),
-    ("aneTD.Header[6].TDE", 0),
     ("aneTD.Header[6].TQDis", 0),
     ("aneTD.Header[8].TBase", 0),
     ("aneTD.Header[9].KBase1", 0),
@@ -80,6 +79,9 @@ pub struct Header {
     pub ene: u64,
     /// KBase0 when KBE0.
     pub kbar: Option<u8>,
+    /// TDE: the kernel was written by an earlier task of the program, the eleventh header
+    /// word (its TID; checked to be an earlier task, and the kernel a runtime one).
+    pub kernel_producer: Option<u32>,
 }
 
 fn bar(r: &mut Reader, base: &str, enable: &str, allowed: &[u64]) -> Result<Option<u8>, SimError> {
@@ -118,5 +120,28 @@ pub fn header(r: &mut Reader) -> Result<Header, SimError> {
     // Common.Cfg.ActiveNE when the Common block is read).
     let ene = r.fixed("aneTD.Header[8].ENE", &[0, 1, 2, 3, 4, 5])?;
     let kbar = bar(r, "aneTD.Header[9].KBase0", "aneTD.Header[9].KBE0", &[0, 1])?;
-    Ok(Header { link, next_size, sources: [src0, src1], src_dram, spc, dest, dst_dram, dpc, ene, kbar })
+    let kernel_producer = match (r.fixed("aneTD.Header[6].TDE", &[0, 1])?, r.extra_header()) {
+        (0, _) => None,
+        (_, Some(tid)) if (tid as usize) < r.td() && kbar.is_some() => Some(tid),
+        (_, word) => {
+            let reason = format!(
+                "TDE names the earlier task that wrote the kernel (eleventh header word {word:?}, KBE0 set);                  this is task {}",
+                r.td()
+            );
+            return Err(r.err("aneTD.Header[6].TDE", 1, reason));
+        }
+    };
+    Ok(Header {
+        link,
+        next_size,
+        sources: [src0, src1],
+        src_dram,
+        spc,
+        dest,
+        dst_dram,
+        dpc,
+        ene,
+        kbar,
+        kernel_producer,
+    })
 }

@@ -1,0 +1,372 @@
+//! A matmul of two runtime tensors (`anec.matmul`: attention's Q·Kᵀ and P·V) as Apple's
+//! current compiler runs it (`docs/rationale/current-compiler/matmul-runtime.md`): a 1x1
+//! convolution whose kernel is the x side, streamed by the kernel DMA from a runtime
+//! buffer, and whose source is the y side as `[k][n]` (K channels of N). The MIL lowering
+//! gives x as `M x 1 x K` (rows as channels; `K x 1 x M` with `transpose_lhs`), y as
+//! `K x 1 x N` (`N x 1 x K` with `transpose_rhs`) and the product as `M x 1 x N`.
+//!
+//! 1. **Plan** ([`plan`]): slices of `Mt` product rows, `Mt` the largest `16·2^O` (O ≤ 3)
+//!    dividing M, `B = Mt/16` rows per NE (OCGSize O); an M that is not a multiple of 16
+//!    (no Apple record) takes slices of 16 rows, the last one the rest, with B = 1.
+//! 2. **Kernel** ([`copy`]): x written to the BAR-3 scratch in the kernel layout, the
+//!    destination DMA interleaving B channels element by element (Fmt.Interleave = B); on
+//!    the planar engine when there is one slice, else on the NE, and on the NE writing
+//!    transposed when x is transposed. Nothing when B = 1, x is not transposed and its
+//!    rows are whole 64-byte units: the kernel DMA streams x's own buffer (direct case).
+//! 3. **Source** ([`transposer`]): with `transpose_rhs`, an NE pass writes yᵀ into L2 (K
+//!    channels of N); in the direct case it stands for writing the scratch yᵀ (DPC) and
+//!    the slices for reading it (SPC). Otherwise the slices read y from memory.
+//! 4. **Slices** ([`slice`]), upper rows first: the convolution (Cin = K, Cout = the slice's
+//!    rows, width N), kernel chunk i of NE i at `(r0/B + i)·kp`, kp = `ru(B·2K, 64)`, the
+//!    header naming the task that wrote the kernel (TDE). A fused scalar gain/offset is
+//!    the NE's post-scale and bias.
+//!
+//! Refused, with the limit named: a batch (the plan runs one matrix), yᵀ and y beyond the
+//! 1 MiB L2 together, a per-channel gain/offset (its streams would need `__const`).
+
+use super::matmul::region;
+use crate::affine::gain_offset;
+use crate::buffers::Buffers;
+use crate::consts::ConstSection;
+use crate::error::BackendError;
+use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
+use crate::task::{
+    ConvGeom, Engine, KernelChunk, L2Form, L2Link, L2Vector, PeOp, RuntimeKernel, SourceResidency, Surface, Task, Token,
+};
+use crate::window::unsupported;
+use anec_ir::{Attr, DType, Module, Op, OpCode, TensorType};
+use std::collections::BTreeMap;
+use std::ops::Range;
+
+/// NEs, one kernel chunk each.
+const NES: u32 = 16;
+/// The largest OCGSize of a slice (at most 128 rows: `matmul-runtime.md` §2).
+const MAX_OCG: u32 = 3;
+/// The kernel DMA's unit: a chunk starts and ends on it.
+const KERNEL_UNIT: u64 = 64;
+/// The L2 yᵀ and y share (as the constant-weight matmul's regime A, `matmul.md` §1).
+const L2_BYTES: u64 = 1 << 20;
+/// A streamed NE source row is cut in pieces of at most this many bytes per channel.
+const NE_CHANNEL_CAP: u64 = 0x100;
+/// fp16 1.0: the identity scale of the planar-engine copy.
+const ONE_F16: u16 = 0x3C00;
+
+/// The matrices of one matmul: x is M x K, y K x N, each possibly transposed in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Shape {
+    m: u32,
+    k: u32,
+    n: u32,
+    tx: bool,
+    ty: bool,
+}
+
+/// How the matmul runs (step 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Plan {
+    shape: Shape,
+    /// Rows per NE (B = 2^OCGSize).
+    b: u32,
+    /// OCGSize.
+    ocg: u32,
+    /// The product rows of each slice, in task order (upper slice first).
+    slices: Vec<Range<u32>>,
+    /// The kernel DMA streams x's own buffer (no copy task).
+    direct: bool,
+}
+
+impl Plan {
+    /// Bytes of one NE's kernel chunk: B rows of K, interleaved, padded to 64 bytes.
+    fn chunk(&self) -> u64 {
+        round_up(u64::from(self.b) * u64::from(self.shape.k) * 2, KERNEL_UNIT)
+    }
+
+    /// The copy runs on the planar engine (one slice, x not transposed), else on the NE.
+    fn pe_copy(&self) -> bool {
+        !self.shape.tx && self.slices.len() == 1
+    }
+
+    /// The scratch surface's type: the kernel (M/B chunks of B·K values) or, in the
+    /// direct case with `transpose_rhs`, yᵀ (K x N) standing for the L2 hand-over.
+    fn scratch(&self, dtype: DType) -> Option<TensorType> {
+        let s = self.shape;
+        let ty = |c: u32, w: u32| TensorType { n: 1, c, d: 1, h: 1, w, dtype };
+        match (self.direct, s.ty) {
+            (false, _) => Some(ty(s.m / self.b, self.b * s.k)),
+            (true, true) => Some(ty(s.k, s.n)),
+            (true, false) => None,
+        }
+    }
+}
+
+/// Step 1: slices and the kernel's source.
+fn plan(shape: Shape, x: &Surface) -> Plan {
+    let m = shape.m;
+    let rows = if m.is_multiple_of(NES) {
+        let mut rows = NES;
+        while rows < NES << MAX_OCG && m.is_multiple_of(rows * 2) {
+            rows *= 2;
+        }
+        rows
+    } else {
+        NES.min(m)
+    };
+    let b = rows.div_ceil(NES).max(1);
+    let mut slices: Vec<Range<u32>> = (0..m).step_by(rows as usize).map(|r| r..(r + rows).min(m)).collect();
+    slices.reverse();
+    let row = u64::from(shape.k) * 2;
+    let whole_rows = row.is_multiple_of(KERNEL_UNIT) && x.strides.plane == row && x.offset == 0;
+    let direct = !shape.tx && b == 1 && whole_rows;
+    Plan { shape, b, ocg: b.trailing_zeros(), slices, direct }
+}
+
+/// The shape of `op` from its operand types; a batch, a depth or several rows are
+/// refused.
+fn shape(op: &Op, x: &TensorType, y: &TensorType) -> Result<Shape, BackendError> {
+    for (side, t) in [("x", x), ("y", y)] {
+        if t.n > 1 || t.d > 1 || t.h > 1 {
+            let reason = format!(
+                "a matmul over a batch ({side} is {t}): Apple's plan runs one matrix per task and no batched record \
+                 exists (matmul-runtime.md §6)"
+            );
+            return Err(unsupported(op, &reason));
+        }
+        if t.dtype != DType::F16 {
+            return Err(unsupported(op, &format!("a runtime matmul of {} operands (fp16 only)", t.dtype)));
+        }
+    }
+    let flag = |name: &str| op.attr(name).and_then(Attr::as_bool).unwrap_or(false);
+    let (tx, ty) = (flag("transpose_lhs"), flag("transpose_rhs"));
+    let (m, k) = if tx { (x.w, x.c) } else { (x.c, x.w) };
+    let n = if ty { y.c } else { y.w };
+    Ok(Shape { m, k, n, tx, ty })
+}
+
+/// The operand types of a matmul op of `m`.
+fn operand_types(m: &Module, op: &Op) -> Option<(TensorType, TensorType)> {
+    Some((*m.ty(*op.operands.first()?)?, *m.ty(*op.operands.get(1)?)?))
+}
+
+/// The scratch surface each runtime matmul of `m` needs (by layer name): the kernel, or
+/// yᵀ's token in the direct case.
+pub fn scratch_types(m: &Module) -> BTreeMap<String, TensorType> {
+    let mut out = BTreeMap::new();
+    for op in m.ops.iter().filter(|op| op.opcode == OpCode::Matmul) {
+        let Some((x, y)) = operand_types(m, op) else { continue };
+        let Ok(s) = shape(op, &x, &y) else { continue };
+        let surface = Surface { bar: 0, ty: x, strides: Strides::of(&x, &Default::default()), offset: 0 };
+        if let Some(ty) = plan(s, &surface).scratch(x.dtype) {
+            out.insert(op.name.clone(), ty);
+        }
+    }
+    out
+}
+
+/// yᵀ as the slices read it: K channels of N.
+fn y_t(p: &Plan, dtype: DType) -> TensorType {
+    TensorType { n: 1, c: p.shape.k, d: 1, h: 1, w: p.shape.n, dtype }
+}
+
+/// yᵀ's place in L2 (at 0), laid out for the convolution reading it.
+fn y_t_region(p: &Plan, dtype: DType) -> L2Region {
+    region(&y_t(p, dtype))
+}
+
+/// yᵀ and y (as the transposer stages it) must fit the L2 together.
+fn check_fits(op: &Op, p: &Plan, y: &Surface) -> Result<(), BackendError> {
+    if !p.shape.ty {
+        return Ok(());
+    }
+    let channel = round_up(u64::from(y.ty.w) * 2, L2_GRANULE).min(NE_CHANNEL_CAP);
+    let need = y_t_region(p, y.ty.dtype).size + channel * u64::from(y.ty.c);
+    if need <= L2_BYTES {
+        return Ok(());
+    }
+    let s = p.shape;
+    let reason = format!(
+        "y^T ({} x {}) kept in L2 and y staged for its transposition need {need:#x} bytes, more than the \
+         {L2_BYTES:#x}-byte L2 (tiling the reduction is not implemented)",
+        s.k, s.n
+    );
+    Err(unsupported(op, &reason))
+}
+
+/// Lowers `op` writing to `dest`, with a scalar gain/offset `goc` fused into its slices.
+pub(super) fn lower(
+    m: &Module,
+    op: &Op,
+    goc: Option<&Op>,
+    bufs: &Buffers,
+    dest: Surface,
+    consts: &mut ConstSection,
+) -> Result<Vec<Task>, BackendError> {
+    let operand = |i: usize| {
+        let v = op.operands.get(i).ok_or_else(|| BackendError::Internal(format!("'{}' lacks operand {i}", op.name)))?;
+        bufs.surface(*v)
+    };
+    let (x, y) = (operand(0)?, operand(1)?);
+    let p = plan(shape(op, &x.ty, &y.ty)?, &x);
+    check_fits(op, &p, &y)?;
+    let scratch = match p.scratch(x.ty.dtype) {
+        Some(_) => Some(bufs.scratch.get(&op.name).copied().ok_or_else(|| {
+            unsupported(op, "a runtime matmul needs the scratch buffer (BAR 3) of Apple's current compiler generation")
+        })?),
+        None => None,
+    };
+    let mut tasks = Vec::new();
+    let kernel_bar = match (p.direct, scratch) {
+        (true, _) => x.bar,
+        (false, Some(s)) => {
+            tasks.push(copy(op, &p, x, s));
+            s.bar
+        }
+        (false, None) => return Err(BackendError::Internal(format!("'{}': no kernel scratch", op.name))),
+    };
+    if p.shape.ty {
+        let token = scratch.filter(|_| p.direct);
+        tasks.push(transposer(op, &p, y, token, !tasks.is_empty()));
+    }
+    let affine = match goc {
+        Some(g) => {
+            let (affine, vectors) = gain_offset(m, g, p.shape.m, consts)?;
+            if vectors.any() {
+                return Err(unsupported(op, "a per-channel gain/offset fused into a runtime matmul (its streams would be read from the kernel's buffer)"));
+            }
+            affine
+        }
+        None => Default::default(),
+    };
+    let source = slice_source(&p, y, scratch);
+    for (j, rows) in p.slices.iter().enumerate() {
+        let at = tasks.len() as u32;
+        let kernel = RuntimeKernel { bar: kernel_bar, producer_back: (!p.direct).then_some(at) };
+        let mut t = slice(op, &p, rows.clone(), source, dest, kernel);
+        link_slice(&mut t, &p, j, scratch, tasks.last());
+        t.affine = affine;
+        tasks.push(t);
+    }
+    // The tasks after the recipe's first drop the planar aliases (`matmul-runtime.md` §6).
+    tasks.iter_mut().skip(1).for_each(|t| t.planar_aliases = false);
+    Ok(tasks)
+}
+
+/// Step 2: x (or xᵀ) to the scratch in the kernel layout, B channels interleaved.
+fn copy(op: &Op, p: &Plan, x: Surface, scratch: Surface) -> Task {
+    let ty = TensorType { c: p.shape.m, w: p.shape.k, ..x.ty };
+    let dest = Surface { ty, ..scratch };
+    let engine = if p.pe_copy() { Engine::Pe } else { Engine::NePass };
+    let mut t = Task::new(&op.name, engine, vec![x], dest);
+    if engine == Engine::Pe {
+        t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    }
+    // xᵀ (K channels of M) written with C and W swapped: M channels of K.
+    t.transposed_write = p.shape.tx;
+    t.kernel_write = Some(p.b);
+    t.opens_section = false;
+    t
+}
+
+/// Step 3: yᵀ into L2 (K channels of N), standing for writing `token` in the direct case.
+fn transposer(op: &Op, p: &Plan, y: Surface, token: Option<Surface>, after_copy: bool) -> Task {
+    let mut t = Task::new(&op.name, Engine::NePass, vec![y], Surface { bar: 0, offset: 0, ..y });
+    t.l2_result = Some(L2Vector { form: L2Form::Transposed, region: y_t_region(p, y.ty.dtype) });
+    t.token = token.map(Token::Writes);
+    t.opens_section = after_copy;
+    t
+}
+
+/// The slices' source: y from memory (K channels of N), or yᵀ in L2 (its token's surface
+/// in the direct case).
+fn slice_source(p: &Plan, y: Surface, scratch: Option<Surface>) -> Surface {
+    match (p.shape.ty, scratch.filter(|_| p.direct)) {
+        (false, _) => y,
+        (true, Some(token)) => token,
+        (true, None) => {
+            let ty = y_t(p, y.ty.dtype);
+            Surface { bar: y.bar, ty, strides: Strides::of(&ty, &Default::default()), offset: 0 }
+        }
+    }
+}
+
+/// Step 4: the convolution of one slice of rows.
+fn slice(op: &Op, p: &Plan, rows: Range<u32>, source: Surface, dest: Surface, kernel: RuntimeKernel) -> Task {
+    let count = rows.len() as u32;
+    let out = Surface {
+        ty: TensorType { c: count, ..dest.ty },
+        offset: dest.offset + u64::from(rows.start) * dest.strides.plane,
+        ..dest
+    };
+    let mut t = Task::new(&op.name, Engine::NeConv, vec![source], out);
+    t.conv = ConvGeom { ocg_size: p.ocg, ..ConvGeom::default() };
+    let kp = p.chunk();
+    let first = u64::from(rows.start / p.b);
+    t.kernel =
+        (0..count.div_ceil(p.b)).map(|i| KernelChunk { offset: (first + u64::from(i)) * kp, size: kp }).collect();
+    t.kernel_fmt = Some(DType::F16);
+    t.runtime_kernel = Some(kernel);
+    t
+}
+
+/// How slice `j` reads its source and follows the task before it.
+fn link_slice(t: &mut Task, p: &Plan, j: usize, scratch: Option<Surface>, prev: Option<&Task>) {
+    let several = p.slices.len() > 1;
+    if p.shape.ty {
+        t.residency = SourceResidency::Resident;
+        t.l2_source = Some(L2Vector { form: L2Form::Transposed, region: y_t_region(p, t.dest.ty.dtype) });
+        match (p.direct, j) {
+            // Reads yᵀ where the transposer left it, aliasing its result (0x120).
+            (false, 0) => {}
+            (false, _) => t.l2_link = Some(L2Link::default()),
+            (true, _) => {
+                t.l2_link = Some(L2Link { conv_result: j == 0, dma_fmt: true, ..L2Link::default() });
+                t.token = scratch.map(Token::Reads);
+            }
+        }
+        return;
+    }
+    t.residency = match (several, j) {
+        (false, _) => SourceResidency::Load,
+        (true, 0) => SourceResidency::LoadAndKeep,
+        (true, _) => SourceResidency::Resident,
+    };
+    // The first slice after the copy opens the section the copy closed.
+    t.opens_section = j == 0 && prev.is_some_and(|q| q.kernel_write.is_some());
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn x_surface(c: u32, w: u32) -> Surface {
+        let ty = TensorType { n: 1, c, d: 1, h: 1, w, dtype: DType::F16 };
+        Surface { bar: 5, ty, strides: Strides::of(&ty, &Default::default()), offset: 0 }
+    }
+
+    fn plan_of(m: u32, k: u32, n: u32, tx: bool) -> Plan {
+        let x = if tx { x_surface(k, m) } else { x_surface(m, k) };
+        plan(Shape { m, k, n, tx, ty: false }, &x)
+    }
+
+    #[test]
+    fn slices_are_apple_s_rows_upper_first() {
+        let rows = |m| plan_of(m, 64, 64, false).slices;
+        assert_eq!(rows(64), vec![0..64]);
+        assert_eq!(rows(256), vec![128..256, 0..128]);
+        assert_eq!(rows(96), vec![64..96, 32..64, 0..32]);
+        assert_eq!(plan_of(96, 64, 64, false).b, 2);
+        // Not a multiple of 16: slices of 16, B = 1.
+        assert_eq!(rows(40), vec![32..40, 16..32, 0..16]);
+        assert_eq!(rows(5), vec![0..5]);
+    }
+
+    #[test]
+    fn x_is_read_directly_only_with_one_row_per_ne_and_whole_rows() {
+        assert!(plan_of(16, 64, 64, false).direct);
+        assert!(!plan_of(16, 64, 64, true).direct);
+        assert!(!plan_of(16, 24, 64, false).direct);
+        assert!(!plan_of(64, 64, 64, false).direct);
+        assert_eq!(plan_of(128, 64, 64, false).chunk(), 0x400);
+    }
+}
