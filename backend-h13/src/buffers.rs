@@ -196,10 +196,11 @@ fn bind_intermediates(
     m: &Module,
     groups: &[Group],
     b: &mut Buffers,
-    mut next_bar: usize,
+    next_bar: usize,
     reserved: &[usize],
 ) -> Result<(), BackendError> {
-    let mut reserved = reserved.iter();
+    let needed = groups.iter().filter_map(|g| m.ops.get(g.last())).map(|op| needs_buffer(m, op, b)).sum::<usize>();
+    let mut bars = Bars::new(reserved, next_bar, needed);
     for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
         if op.results.first().is_some_and(|&r| is_constant(m, r)) {
             // In `__const` (`lower::constant::place`).
@@ -213,19 +214,91 @@ fn bind_intermediates(
             if b.surfaces.contains_key(&r) || b.kept.contains_key(&r) {
                 continue;
             }
-            let bar = match reserved.next() {
-                Some(&bar) => bar,
-                None => {
-                    next_bar += 1;
-                    next_bar - 1
+            let ty = *m.ty(r).ok_or_else(|| BackendError::Internal(format!("no type for %{}", r.0)))?;
+            match bars.next() {
+                Some(bar) => {
+                    let (t, s) = bound_type(&op.name, ty, &Layout::default(), TensorRole::Intermediate, bar)?;
+                    b.tensors.push(t);
+                    b.surfaces.insert(r, s);
                 }
-            };
-            let (t, s) = bound(m, &op.name, r, &Layout::default(), TensorRole::Intermediate, bar)?;
-            b.tensors.push(t);
-            b.surfaces.insert(r, s);
+                None => {
+                    let s = bars.in_arena(ty);
+                    b.surfaces.insert(r, s);
+                }
+            }
         }
     }
+    if let Some((bar, size)) = bars.arena() {
+        // One fp16 row of the arena's bytes.
+        let ty = anec_ir::TensorType::nchw(1, 1, 1, u32::try_from(size / 2).unwrap_or(u32::MAX), DType::F16);
+        let (t, _) = bound_type("intermediates@arena", ty, &Layout::default(), TensorRole::Intermediate, bar)?;
+        b.tensors.push(t);
+    }
     Ok(())
+}
+
+/// How many buffers `op`'s results need (0 for a constant, a reshape that is a view, or a
+/// value already bound or kept in L2).
+fn needs_buffer(m: &Module, op: &anec_ir::Op, b: &Buffers) -> usize {
+    let is_view = op.opcode == anec_ir::OpCode::Reshape
+        && !op
+            .operands
+            .first()
+            .zip(op.results.first())
+            .is_some_and(|(&x, &r)| m.ty(x).zip(m.ty(r)).is_some_and(|(from, to)| reshape_is_swap(from, to)));
+    if is_view || op.results.first().is_some_and(|&r| is_constant(m, r)) {
+        return 0;
+    }
+    op.results.iter().filter(|r| !b.surfaces.contains_key(r) && !b.kept.contains_key(r)).count()
+}
+
+/// The BARs intermediates take: the reserved ones, then those after the inputs and
+/// outputs; when there are fewer BARs than intermediates, the last BAR is an arena that
+/// holds the rest one after the other (64-byte aligned: the tile DMA's base unit).
+struct Bars<'a> {
+    reserved: std::slice::Iter<'a, usize>,
+    next: usize,
+    /// BARs still to hand out before the arena starts.
+    own: usize,
+    arena: Option<(usize, u64)>,
+}
+
+/// Alignment of a value in the arena.
+const ARENA_ALIGN: u64 = 64;
+
+impl<'a> Bars<'a> {
+    fn new(reserved: &'a [usize], next: usize, needed: usize) -> Self {
+        let slots = reserved.len() + BAR_COUNT.saturating_sub(next);
+        let own = if needed <= slots { needed } else { slots.saturating_sub(1) };
+        Bars { reserved: reserved.iter(), next, own, arena: None }
+    }
+
+    /// The next BAR of its own, or `None` once the arena holds the rest.
+    fn next(&mut self) -> Option<usize> {
+        if self.own == 0 {
+            return None;
+        }
+        self.own -= 1;
+        Some(self.reserved.next().copied().unwrap_or_else(|| {
+            self.next += 1;
+            self.next - 1
+        }))
+    }
+
+    /// A surface of `ty` in the arena.
+    fn in_arena(&mut self, ty: anec_ir::TensorType) -> Surface {
+        let bar = self.reserved.next().copied().unwrap_or(self.next);
+        let (bar, used) = *self.arena.get_or_insert((bar, 0));
+        let strides = Strides::of(&ty, &Layout::default());
+        let offset = used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN;
+        self.arena = Some((bar, offset + strides.buffer_size(&ty)));
+        Surface { bar: bar as u8, ty, strides, offset }
+    }
+
+    /// The arena's BAR and bytes, if one was used.
+    fn arena(&self) -> Option<(usize, u64)> {
+        self.arena.map(|(bar, used)| (bar, used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN))
+    }
 }
 
 /// The surface of a reshape's result as a view of its operand's buffer (no task), if the

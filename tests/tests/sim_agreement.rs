@@ -108,3 +108,11 @@ fn both_functions_of_the_multi_function_package_agree() {
 fn conv_example_agrees() {
     agrees(&Source::file(workspace().join("examples/conv/net.plist")));
 }
+
+/// The shipped example, a pre-norm transformer block (sequence 128, width 256, 4 heads,
+/// causal attention, gelu MLP; `examples/transformer_block/`): every layer on the engine,
+/// and the simulated program agrees with the reference interpreter.
+#[test]
+fn transformer_block_example_agrees() {
+    agrees(&Source::file(workspace().join("examples/transformer_block/model.mil")));
+}

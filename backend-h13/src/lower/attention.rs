@@ -31,30 +31,39 @@ pub fn expand(m: &Module) -> Option<Module> {
     Some(out)
 }
 
-/// Appends the steps of one sdpa to `m`.
+/// Appends the steps of one sdpa to `m`: one chain, or (several heads: the runtime
+/// matmul runs one matrix per task) one chain per head on views of q, k and v along H,
+/// concatenated along H.
 fn steps(m: &mut Module, sdpa: &Op) {
     let [q, k, v, scale] = [0, 1, 2, 3].map(|i| sdpa.operands.get(i).copied().unwrap_or(ValueId(0)));
-    let ty = |m: &Module, v: ValueId| m.ty(v).copied().unwrap_or_else(|| TensorType::nchw(1, 1, 1, 1, DType::F16));
-    let (qt, kt) = (ty(m, q), ty(m, k));
-    let scores_ty = TensorType { w: kt.c, ..qt };
+    let mask = sdpa.operands.get(4).copied();
+    let heads = m.ty(q).map_or(1, |t| t.h);
     let mut b = Builder { m, sdpa };
-    let mut cur = b.op("scores", OpCode::Matmul, vec![q, k], scores_ty, flags(false, true));
-    cur = match constant_scalar(b.m, scale) {
-        Some(s) => b.op("scaled", OpCode::GainOffsetControl, vec![cur], scores_ty, scalar_scale(s)),
-        None => {
-            let s = b.broadcast("scale", scale, scores_ty);
-            b.op("scaled", OpCode::ScaledElementwise, vec![cur, s], scores_ty, kind("mul"))
-        }
-    };
-    if let Some(&mask) = sdpa.operands.get(4) {
-        let mask = b.broadcast("mask", mask, scores_ty);
-        cur = b.op("masked", OpCode::ScaledElementwise, vec![cur, mask], scores_ty, kind("add"));
+    if heads <= 1 {
+        let out = sdpa.results.first().copied();
+        b.chain("", [q, k, v], scale, mask, out);
+        return;
     }
-    let axis: Attrs = [("axis".to_string(), Attr::Str("width".into()))].into_iter().collect();
-    let p = b.op("weights", OpCode::Softmax, vec![cur], scores_ty, axis);
-    let mut last = sdpa.clone();
-    (last.opcode, last.operands, last.attrs) = (OpCode::Matmul, vec![p, v], flags(false, false));
-    b.m.ops.push(last);
+    let mut slices: Vec<(ValueId, Vec<ValueId>)> = Vec::new();
+    let mut parts = Vec::with_capacity(heads as usize);
+    for h in 0..heads {
+        let mut head = [q, k, v];
+        for (x, what) in head.iter_mut().zip(["q", "k", "v"]) {
+            *x = match slices.iter().find(|(v, _)| v == x) {
+                Some((_, views)) => views[h as usize],
+                None => {
+                    let views: Vec<ValueId> = (0..heads).map(|i| b.head_view(&format!("{what}{i}"), *x, i)).collect();
+                    slices.push((*x, views.clone()));
+                    views[h as usize]
+                }
+            };
+        }
+        parts.push(b.chain(&format!("_h{h}"), head, scale, mask, None));
+    }
+    let mut concat = sdpa.clone();
+    (concat.opcode, concat.operands) = (OpCode::Concat, parts);
+    concat.attrs = [("axis".to_string(), Attr::Str("height".into()))].into_iter().collect();
+    b.m.ops.push(concat);
 }
 
 /// Appends ops named after the sdpa.
@@ -64,6 +73,62 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
+    /// The chain of one head (`tag` in its names) of `[q, k, v]`; its result is `out`
+    /// when given (the sdpa's own value), else a new one.
+    fn chain(
+        &mut self,
+        tag: &str,
+        [q, k, v]: [ValueId; 3],
+        scale: ValueId,
+        mask: Option<ValueId>,
+        out: Option<ValueId>,
+    ) -> ValueId {
+        let ty = |m: &Module, v: ValueId| m.ty(v).copied().unwrap_or_else(|| TensorType::nchw(1, 1, 1, 1, DType::F16));
+        let (qt, kt, vt) = (ty(self.m, q), ty(self.m, k), ty(self.m, v));
+        let scores_ty = TensorType { w: kt.c, ..qt };
+        let mut cur = self.op(&format!("scores{tag}"), OpCode::Matmul, vec![q, k], scores_ty, flags(false, true));
+        cur = match constant_scalar(self.m, scale) {
+            Some(s) => {
+                self.op(&format!("scaled{tag}"), OpCode::GainOffsetControl, vec![cur], scores_ty, scalar_scale(s))
+            }
+            None => {
+                let s = self.broadcast(&format!("scale{tag}"), scale, scores_ty);
+                self.op(&format!("scaled{tag}"), OpCode::ScaledElementwise, vec![cur, s], scores_ty, kind("mul"))
+            }
+        };
+        if let Some(mask) = mask {
+            let mask = self.broadcast(&format!("mask{tag}"), mask, scores_ty);
+            cur = self.op(&format!("masked{tag}"), OpCode::ScaledElementwise, vec![cur, mask], scores_ty, kind("add"));
+        }
+        let axis: Attrs = [("axis".to_string(), Attr::Str("width".into()))].into_iter().collect();
+        let p = self.op(&format!("weights{tag}"), OpCode::Softmax, vec![cur], scores_ty, axis);
+        let out_ty = TensorType { w: vt.w, ..qt };
+        match out {
+            Some(r) => {
+                let mut last = self.sdpa.clone();
+                (last.opcode, last.operands, last.attrs, last.results) =
+                    (OpCode::Matmul, vec![p, v], flags(false, false), vec![r]);
+                self.m.ops.push(last);
+                r
+            }
+            None => self.op(&format!("out{tag}"), OpCode::Matmul, vec![p, v], out_ty, flags(false, false)),
+        }
+    }
+
+    /// Head `h` of `x` (its rows along H): a view of one row per sequence position.
+    fn head_view(&mut self, what: &str, x: ValueId, h: u32) -> ValueId {
+        let Some(&t) = self.m.ty(x) else { return x };
+        let attrs: Attrs = [
+            ("axis".to_string(), Attr::Str("height".into())),
+            ("offset".to_string(), Attr::Int(i64::from(h))),
+            ("size".to_string(), Attr::Int(1)),
+            ("step".to_string(), Attr::Int(1)),
+        ]
+        .into_iter()
+        .collect();
+        self.op(&format!("head_{what}"), OpCode::InputView, vec![x], TensorType { h: 1, ..t }, attrs)
+    }
+
     /// Appends the step `what` and returns its result.
     fn op(&mut self, what: &str, opcode: OpCode, operands: Vec<ValueId>, ty: TensorType, attrs: Attrs) -> ValueId {
         let r = self.m.add_value(ty);
@@ -172,26 +237,33 @@ mod tests {
     }
 
     #[test]
-    fn attention_becomes_matmul_scale_mask_softmax_matmul() {
+    fn attention_becomes_matmul_scale_mask_softmax_matmul_per_head() {
         let m = expand(&sdpa(true)).unwrap();
         assert_eq!(anec_ir::verify_module(&m), Ok(()));
         let ops: Vec<(OpCode, &str)> = m.ops.iter().map(|o| (o.opcode, o.name.as_str())).collect();
         use OpCode::*;
-        let want = [
-            (Constant, "s"),
-            (Matmul, "attn_scores"),
-            (GainOffsetControl, "attn_scaled"),
-            (Broadcast, "attn_mask"),
-            (ScaledElementwise, "attn_masked"),
-            (Softmax, "attn_weights"),
-            (Matmul, "attn"),
-        ];
-        assert_eq!(ops, want);
-        // The scores are 3 queries x 2 heads x 3 keys; the result is the sdpa's own value.
-        let scores = m.ty(m.ops[1].results[0]).unwrap();
-        assert_eq!((scores.c, scores.h, scores.w), (3, 2, 3));
-        assert_eq!(m.ops[2].attr("scale"), Some(&Attr::Float(0.5)));
-        assert_eq!(m.ops[6].results, sdpa(true).ops[1].results);
+        // q = k = v: viewed once per head; each head's chain; the heads concatenated.
+        let head = |h: &'static str| {
+            [
+                (Matmul, "scores"),
+                (GainOffsetControl, "scaled"),
+                (ScaledElementwise, "masked"),
+                (Softmax, "weights"),
+                (Matmul, "out"),
+            ]
+            .map(|(op, step)| (op, format!("attn_{step}_h{h}")))
+        };
+        let mut want: Vec<(OpCode, String)> =
+            vec![(Constant, "s".into()), (InputView, "attn_head_q0".into()), (InputView, "attn_head_q1".into())];
+        want.extend(head("0"));
+        want.extend(head("1"));
+        want.push((Concat, "attn".into()));
+        assert_eq!(ops.iter().map(|(o, n)| (*o, n.to_string())).collect::<Vec<_>>(), want);
+        // Each head's scores are 3 queries x 3 keys; the result is the sdpa's own value.
+        let scores = m.ty(m.ops[3].results[0]).unwrap();
+        assert_eq!((scores.c, scores.h, scores.w), (3, 1, 3));
+        assert_eq!(m.ops[4].attr("scale"), Some(&Attr::Float(0.5)));
+        assert_eq!(m.ops.last().unwrap().results, sdpa(true).ops[1].results);
     }
 
     #[test]
@@ -199,7 +271,7 @@ mod tests {
         let m = expand(&sdpa(false)).unwrap();
         assert_eq!(anec_ir::verify_module(&m), Ok(()));
         let kinds: Vec<OpCode> = m.ops.iter().map(|o| o.opcode).collect();
-        assert_eq!(&kinds[..3], [OpCode::Matmul, OpCode::Broadcast, OpCode::ScaledElementwise]);
+        assert_eq!(&kinds[2..5], [OpCode::Matmul, OpCode::Broadcast, OpCode::ScaledElementwise]);
         assert!(expand(&Module::new("empty")).is_none());
     }
 }
