@@ -177,19 +177,45 @@ pub fn bind(
     bind_output_views(m, &mut b)?;
     let mut reserved = intermediate_bars(order).iter().copied();
     let mut next_bar = next_bar;
-    for (layer, ty) in scratch {
+    if !scratch.is_empty() {
         let bar = reserved.next().unwrap_or_else(|| {
             next_bar += 1;
             next_bar - 1
         });
-        let (t, s) = bound_type(&format!("{layer}@scratch"), *ty, &Layout::default(), TensorRole::Intermediate, bar)?;
-        b.tensors.push(t);
-        b.scratch.insert(layer.clone(), s);
+        bind_scratch(&mut b, scratch, bar)?;
     }
     let rest: Vec<usize> = reserved.collect();
     bind_intermediates(m, groups, &mut b, next_bar, &rest)?;
     b.state_order = state_order(&b.tensors, m.inputs.len());
     Ok(b)
+}
+
+/// The scratch surfaces of the recipes, all in BAR `bar` (Apple's scratch, BAR 3): one
+/// surface alone is the BAR's tensor; several lie one after the other (64-byte aligned)
+/// in one scratch tensor.
+fn bind_scratch(
+    b: &mut Buffers,
+    scratch: &BTreeMap<String, anec_ir::TensorType>,
+    bar: usize,
+) -> Result<(), BackendError> {
+    if let [(layer, ty)] = scratch.iter().collect::<Vec<_>>().as_slice() {
+        let (t, s) = bound_type(&format!("{layer}@scratch"), **ty, &Layout::default(), TensorRole::Intermediate, bar)?;
+        b.tensors.push(t);
+        b.scratch.insert((*layer).clone(), s);
+        return Ok(());
+    }
+    let mut used = 0u64;
+    for (layer, ty) in scratch {
+        let strides = Strides::of(ty, &Layout::default());
+        let offset = used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN;
+        used = offset + strides.buffer_size(ty);
+        b.scratch.insert(layer.clone(), Surface { bar: bar as u8, ty: *ty, strides, offset });
+    }
+    let w = u32::try_from(used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN / 2).unwrap_or(u32::MAX);
+    let ty = anec_ir::TensorType::nchw(1, 1, 1, w, DType::F16);
+    let (t, _) = bound_type("recipes@scratch", ty, &Layout::default(), TensorRole::Intermediate, bar)?;
+    b.tensors.push(t);
+    Ok(())
 }
 
 fn bind_intermediates(

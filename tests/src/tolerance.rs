@@ -7,7 +7,8 @@
 //!   1 for an op whose result is rounded once to fp16 (elementwise, gain/offset, neuron,
 //!   pooling), 2 for convolution and matrix products (weights stored in fp16 by the backend
 //!   while the reference keeps the source's f32, plus the rounded result), 4 for the
-//!   multi-step ops (softmax, layer norm, reduction, attention). Data movement (reshape,
+//!   multi-step ops (softmax, layer norm, reduction), 10 for attention (the sum of the
+//!   steps it runs as: two matrix products, the scale, the mask and the softmax). Data movement (reshape,
 //!   transpose, concat, input view, broadcast, constants) copies fp16 values exactly: 0.
 //! - `atol = sum(abs_op) + 2^-10 * sum(s_op) * S`, `S = max(1, max |ref|)` over the output:
 //!   a normwise term for cancellation (an element near 0 that is the difference of terms of
@@ -141,11 +142,17 @@ fn op_budget(opcode: OpCode, mode: Option<&str>) -> (f32, f32, f32) {
             (1.0 + rel / ULP, 1.0, SUBNORMAL + abs)
         }
         OpCode::GainOffsetControl | OpCode::ScaledElementwise | OpCode::Pooling => (1.0, 1.0, SUBNORMAL),
-        // Softmax, layer norm, reduction, attention and any op added later: several
+        // Attention runs as its steps (backend-h13 `lower::attention`): two matrix products
+        // (2 each), the scale and the mask (1 each) and the softmax (4).
+        OpCode::Sdpa => (ATTENTION_STEPS, ATTENTION_STEPS, SUBNORMAL),
+        // Softmax, layer norm, reduction and any op added later: several
         // rounded steps until its own budget is written down.
         _ => (4.0, 4.0, SUBNORMAL),
     }
 }
+
+/// Rounding steps of attention: matmul 2 + scale 1 + mask 1 + softmax 4 + matmul 2.
+pub const ATTENTION_STEPS: f32 = 10.0;
 
 /// The interpolation allowance of a table-driven neuron mode (0 for exact modes).
 /// Relative table error allowed for the exponent/mantissa-mode tables (2^-9).

@@ -95,6 +95,11 @@ fn data_movement_agrees_or_is_rejected() {
 }
 
 #[test]
+fn attention_agrees_or_is_rejected() {
+    run_family("attention", CASES, props::attention::attention());
+}
+
+#[test]
 fn constant_operands_agree_or_are_rejected() {
     run_family("constant", CASES, props::constants::constant_operand());
 }

@@ -214,11 +214,13 @@ pub(super) fn lower(
         None => None,
     };
     let mut tasks = Vec::new();
-    let kernel_bar = match (p.direct, scratch) {
-        (true, _) => x.bar,
+    // The kernel's buffer and where in it the kernel starts (the scratch may hold other
+    // recipes' surfaces before it).
+    let (kernel_bar, kernel_base) = match (p.direct, scratch) {
+        (true, _) => (x.bar, x.offset),
         (false, Some(s)) => {
             tasks.push(copy(op, &p, x, s));
-            s.bar
+            (s.bar, s.offset)
         }
         (false, None) => return Err(BackendError::Internal(format!("'{}': no kernel scratch", op.name))),
     };
@@ -241,6 +243,7 @@ pub(super) fn lower(
         let at = tasks.len() as u32;
         let kernel = RuntimeKernel { bar: kernel_bar, producer_back: (!p.direct).then_some(at) };
         let mut t = slice(op, &p, rows.clone(), source, dest, kernel);
+        t.kernel.iter_mut().for_each(|c| c.offset += kernel_base);
         link_slice(&mut t, &p, j, scratch, tasks.last());
         t.affine = affine;
         tasks.push(t);

@@ -1,5 +1,6 @@
 //! Generators and harness of `properties.rs`.
 
+pub mod attention;
 pub mod constants;
 pub mod families;
 pub mod harness;
