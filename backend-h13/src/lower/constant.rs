@@ -47,7 +47,12 @@ fn root<'m>(m: &'m Module, op: &'m Op) -> &'m Op {
 
 /// The constant's bytes laid out in `__const`, and their surface.
 fn add(op: &Op, m: &Module, ty: &TensorType, consts: &mut ConstSection) -> Result<Surface, BackendError> {
-    let values = values(op, m)?;
+    Ok(laid_out(&values(op, m)?, ty, consts))
+}
+
+/// `values` (anec row-major order) as an fp16 tensor of `ty`'s shape in `__const`, and its
+/// surface.
+pub(super) fn laid_out(values: &[f32], ty: &TensorType, consts: &mut ConstSection) -> Surface {
     let f16_ty = TensorType { dtype: DType::F16, ..*ty };
     let strides = Strides::of(&f16_ty, &Default::default());
     let mut bytes = vec![0u8; strides.buffer_size(&f16_ty) as usize];
@@ -69,7 +74,7 @@ fn add(op: &Op, m: &Module, ty: &TensorType, consts: &mut ConstSection) -> Resul
         }
     }
     let chunk = consts.add_tensor(&bytes);
-    Ok(Surface { bar: CONST_BAR as u8, ty: f16_ty, strides, offset: chunk.offset })
+    Surface { bar: CONST_BAR as u8, ty: f16_ty, strides, offset: chunk.offset }
 }
 
 /// The constant's values in anec row-major order (N, C, D, H, W).

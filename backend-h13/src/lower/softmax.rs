@@ -44,6 +44,9 @@ pub(super) fn lower_softmax(
     let x = super::first_operand(op, bufs)?;
     let axis = attr(op, "axis")?.as_str().unwrap_or_default();
     let ty = x.ty;
+    if extent(&ty, axis) == Some(1) {
+        return ones(op, dest, consts);
+    }
     let plan = match axis {
         "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 && ty.h == 1 => row_plan(op, x, dest, consts),
         "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 => rows_plan(op, x, dest, consts),
@@ -92,6 +95,20 @@ pub(super) fn scratch_type(m: &anec_ir::Module, op: &Op) -> Option<TensorType> {
         w: x.c,
         ..*x
     })
+}
+
+/// The extent of the named axis.
+fn extent(ty: &TensorType, axis: &str) -> Option<u32> {
+    let names = ["batch", "channel", "depth", "height", "width"];
+    names.iter().position(|&n| n == axis).map(|i| [ty.n, ty.c, ty.d, ty.h, ty.w][i])
+}
+
+/// A softmax over an axis of one element is 1 everywhere: a copy of ones from `__const`
+/// (Apple's five-task plan for `softmax_1x512x1x1` is not derived, `softmax.md` §1).
+fn ones(op: &Op, dest: Surface, consts: &mut ConstSection) -> Result<Vec<Task>, BackendError> {
+    let n = [dest.ty.n, dest.ty.c, dest.ty.d, dest.ty.h, dest.ty.w].iter().map(|&d| d as usize).product();
+    let src = super::constant::laid_out(&vec![1.0; n], &dest.ty, consts);
+    Ok(vec![super::movement::copy(&op.name, src, dest)?])
 }
 
 /// Softmax over the channels of a `C x 1 x 1` vector (`norm_softmax_a1_*`): the NE takes
