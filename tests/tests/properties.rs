@@ -105,6 +105,11 @@ fn constant_operands_agree_or_are_rejected() {
 }
 
 #[test]
+fn constant_pad_agrees_or_is_rejected() {
+    run_family("pad", CASES, props::movement::pad());
+}
+
+#[test]
 fn gain_offset_agrees() {
     run_family("goc", CASES, families::goc());
 }

@@ -17,6 +17,7 @@
 //! - `movement`: transposes (C <-> W as a transposing NE pass, others without W as
 //!   copies), slices, concatenations and broadcasts,
 //!   as NE copies through views (reshapes that keep the bytes are views without a task);
+//! - `pad`: constant padding as a fill and an interior copy;
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it;
 //! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
 //!   convolution after it;
@@ -33,6 +34,7 @@ mod matmul_runtime;
 mod movement;
 mod neuron;
 mod normalization;
+mod pad;
 
 pub use neuron::table_fn as neuron_table;
 mod pool;
@@ -210,6 +212,7 @@ pub fn lower(
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
         OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(op, bufs, dest, consts),
         OpCode::Concat if goc.is_none() => return movement::lower_concat(op, bufs, dest),
+        OpCode::Pad if goc.is_none() => return pad::lower_pad(op, bufs, dest, consts),
         OpCode::LayerNorm if goc.is_none() => return normalization::lower_layer_norm(op, bufs, dest),
         OpCode::Matmul => return matmul_runtime::lower(m, op, goc, bufs, dest, consts),
         _ => {}
@@ -256,7 +259,8 @@ pub fn scratch_needs(
 }
 
 /// The op kinds [`lower`] places on H13.
-pub const LOWERED: [OpCode; 16] = [
+pub const LOWERED: [OpCode; 17] = [
+    OpCode::Pad,
     OpCode::Sdpa,
     OpCode::Constant,
     OpCode::Conv,

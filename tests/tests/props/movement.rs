@@ -1,6 +1,6 @@
 //! Strategies of the data-movement family: MIL `transpose` of a rank-4 tensor (any
 //! permutation: those keeping the last axis in place run as NE copies through views, the
-//! others are refused by name), `slice_by_index` along one axis and `tile`.
+//! others are refused by name), `slice_by_index` along one axis and `tile`; constant `pad`.
 
 use super::model::{ints, MilText, Model};
 use proptest::prelude::*;
@@ -73,4 +73,32 @@ pub fn movement() -> impl Strategy<Value = Model> {
             model(&t, seed)
         },
     )
+}
+
+/// `pad(x, pad, mode = "constant", constant_val)` of `[1, c, h, w]` over H and W (and in
+/// a quarter of the cases C, which the chip's validator refuses): left pads along W of 0
+/// or 32 (a whole 64-byte unit) and now and then 1 (refused by name), other pads 0..3.
+pub fn pad() -> impl Strategy<Value = Model> {
+    let dims = (1usize..=4, 1usize..=6, 1usize..=40);
+    let pads = (select(vec![0usize, 0, 0, 1]), 0usize..3, 0usize..3, select(vec![0usize, 0, 1, 32]), 0usize..4);
+    (dims, pads, -2i32..3, any::<u64>()).prop_map(|((c, h, w), (c0, h0, h1, w0, w1), value, seed)| {
+        let s = [1, c, h, w];
+        let out = [1, c + c0, h + h0 + h1, w + w0 + w1];
+        let pad = ints(&[0, 0, c0 as i64, 0, h0 as i64, h1 as i64, w0 as i64, w1 as i64]);
+        let args = [
+            ("x", "x".to_string()),
+            ("pad", pad),
+            ("mode", "tensor<string, []>(\"constant\")".to_string()),
+            ("constant_val", format!("tensor<fp16, []>({value})")),
+        ];
+        let mut t = MilText::new(&[("x", &s)]);
+        t.op("p_0", &out, "pad", &args).output("p_0");
+        Model {
+            family: "pad",
+            body: super::model::Body::Mil(t.text()),
+            names: vec!["p_0".into()],
+            range: (-2.0, 2.0),
+            seed,
+        }
+    })
 }

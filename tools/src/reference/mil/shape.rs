@@ -15,7 +15,8 @@ use anec_ir::mil::ScalarType;
 use std::rc::Rc;
 
 /// The ops [`shape_op`] evaluates.
-const OPS: [&str; 13] = [
+const OPS: [&str; 14] = [
+    "pad",
     "reshape",
     "expand_dims",
     "squeeze",
@@ -158,6 +159,12 @@ pub(crate) fn shape_op(sx: &Sx<'_>) -> Result<Vec<MTensor>, String> {
             )?;
             one(&|t| slice(t, &w))?
         }
+        "pad" => {
+            let pads = sx.ints("pad")?.ok_or("missing input `pad`")?;
+            let mode = sx.string("mode")?.unwrap_or_else(|| "constant".into());
+            let value = sx.float("constant_val")?.unwrap_or(0.0);
+            one(&|t| pad(t, &pads, &mode, value))?
+        }
         "tile" => {
             let reps = sx.ints("reps")?.ok_or("missing input `reps`")?;
             if reps.len() != x.shape.len() || reps.iter().any(|&r| !(1..=1 << 28).contains(&r)) {
@@ -187,6 +194,49 @@ fn tile(x: &Tensor, reps: &[i64]) -> KResult<Tensor> {
         cur = concat(&copies, axis)?;
     }
     Ok(cur)
+}
+
+/// `pad(x, pad, mode, constant_val)` (coremltools iOS15): `pad` holds a (before, after)
+/// pair for each of the last `pad.len() / 2` axes; outside `x`, the constant, the edge
+/// value (`replicate`) or the mirror without the edge (`reflect`).
+fn pad(x: &Tensor, pads: &[i64], mode: &str, value: f32) -> KResult<Tensor> {
+    let rank = x.shape.len();
+    if !pads.len().is_multiple_of(2) || pads.len() / 2 > rank || pads.iter().any(|&p| p < 0) {
+        return Err(format!("`pad` {pads:?} must hold non-negative (before, after) pairs for at most {rank} axes"));
+    }
+    let first = rank - pads.len() / 2;
+    let lo = |a: usize| if a < first { 0 } else { pads[2 * (a - first)] as usize };
+    let hi = |a: usize| if a < first { 0 } else { pads[2 * (a - first) + 1] as usize };
+    let shape: Vec<usize> = (0..rank).map(|a| x.shape[a] + lo(a) + hi(a)).collect();
+    let st = super::super::kernels::strides(&x.shape);
+    let mut data = Vec::with_capacity(numel(&shape)?);
+    let mut coord = vec![0usize; rank];
+    loop {
+        let mut src = Some(0usize);
+        for a in 0..rank {
+            let (i, e) = (coord[a] as i64 - lo(a) as i64, x.shape[a] as i64);
+            let j = match mode {
+                _ if (0..e).contains(&i) => Some(i),
+                "replicate" => Some(i.clamp(0, e - 1)),
+                "reflect" if i < 0 => Some(-i),
+                "reflect" => Some(2 * (e - 1) - i),
+                "constant" => None,
+                other => return Err(format!("pad mode `{other}` (constant, reflect or replicate)")),
+            };
+            src = match (src, j) {
+                (_, Some(j)) if !(0..e).contains(&j) => {
+                    return Err(format!("{mode} padding {pads:?} exceeds the operand {:?}", x.shape))
+                }
+                (Some(s), Some(j)) => Some(s + j as usize * st[a]),
+                _ => None,
+            };
+        }
+        data.push(src.and_then(|s| x.data.get(s).copied()).unwrap_or(value));
+        if !super::super::kernels::next_coord(&mut coord, &shape) {
+            break;
+        }
+    }
+    super::super::kernels::make(shape, data)
 }
 
 /// The target of `reshape(x, shape)`.
