@@ -177,8 +177,12 @@ fn lower_l2_pair(
     }
     let kept_input = op.operands.first().filter(|v| bufs.kept.contains_key(v)).and_then(|&v| m.producer(v));
     if let (OpCode::Conv, Some(prep)) = (op.opcode, kept_input) {
-        let dest =
-            bufs.surface(*m.ops[g.last()].results.first().ok_or_else(|| BackendError::Internal("no result".into()))?)?;
+        let dest = bufs.surface(
+            *m.ops
+                .get(g.last())
+                .and_then(|o| o.results.first())
+                .ok_or_else(|| BackendError::Internal("no result".into()))?,
+        )?;
         return Ok(Some(matmul::compute(m, g, prep, bufs, movement::as_channels(dest), consts, gen)?));
     }
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
