@@ -31,9 +31,10 @@ impl Group {
         std::iter::once(self.head).chain(self.goc).chain(self.neuron).chain(self.swap).collect()
     }
 
-    /// The op whose result the group produces.
+    /// The op whose result the group produces: the last of its ops in the module (a
+    /// backend may fuse an activation after the swap it writes through).
     pub fn last(&self) -> usize {
-        self.swap.or(self.neuron).or(self.goc).unwrap_or(self.head)
+        self.ops().into_iter().max().unwrap_or(self.head)
     }
 }
 

@@ -129,6 +129,9 @@ pub fn compute(
     let mut tasks = conv::lower_conv(m, conv_op, goc, bufs, out, consts, gen)?;
     let vector = L2Vector { form: L2Form::Transposed, region: region(&scratch.ty) };
     for t in &mut tasks {
+        if g.neuron.is_some() {
+            t.nonlinear = crate::task::Nonlinear::Relu;
+        }
         t.residency = SourceResidency::Resident;
         t.l2_source = Some(vector);
         t.l2_link = Some(L2Link { conv_result: true, dma_fmt: true, ..L2Link::default() });

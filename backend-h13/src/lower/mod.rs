@@ -107,6 +107,14 @@ fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
                 prev.swap = Some(g.head);
                 continue;
             }
+            // A ReLU of what a convolution wrote through its swap: the NE applies it before
+            // the transposed write (Apple's `chain_pair_mm_relu`: one compute task).
+            let swapped = prev.swap.is_some() && prev.neuron.is_none();
+            if swapped && sole && op.opcode == OpCode::Neuron && op.attr("mode").and_then(Attr::as_str) == Some("relu")
+            {
+                prev.neuron = Some(g.head);
+                continue;
+            }
         }
         out.push(g);
     }

@@ -140,3 +140,29 @@ fn lowered_alone(m: &Module, head: usize) -> Task {
     let mut tasks = lower_group(m, &groups[1], &bufs, &mut ConstSection::default(), &CURRENT).unwrap();
     tasks.remove(0)
 }
+
+/// A ReLU of the swapped result joins the convolution's task: the NE applies it before
+/// the transposed write.
+#[test]
+fn a_relu_after_the_swap_joins_the_convolution() {
+    let mut m = conv_then_swap();
+    let swapped = m.ops[1].results[0];
+    let r = m.add_value(f16(3, 1, 2));
+    let mode = [("mode".to_string(), Attr::Str("relu".into()))].into_iter().collect();
+    m.ops.push(Op {
+        opcode: OpCode::Neuron,
+        name: "relu".into(),
+        operands: vec![swapped],
+        results: vec![r],
+        attrs: mode,
+        loc: Location::default(),
+    });
+    m.outputs[0].value = r;
+    let generic: Vec<_> = (0..3).map(|head| anec_passes::Group { head, goc: None, neuron: None, swap: None }).collect();
+    let groups = h13_groups(&m, &generic);
+    assert_eq!(groups, vec![anec_passes::Group { head: 0, goc: None, neuron: Some(2), swap: Some(1) }]);
+    assert_eq!(groups[0].last(), 2);
+    let bufs = buffers::bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
+    let tasks = lower_group(&m, &groups[0], &bufs, &mut ConstSection::default(), &CURRENT).unwrap();
+    assert!(tasks.iter().all(|t| t.transposed_write && t.nonlinear == Nonlinear::Relu), "{tasks:?}");
+}
