@@ -458,3 +458,65 @@ fn state_order(tensors: &[BoundTensor], inputs: usize) -> Vec<usize> {
     order.extend(inputs..tensors.len());
     order
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use anec_ir::{Attr, Location, Op, OpCode, Port, TensorType};
+
+    /// `x -> relu -> relu -> ... -> y`, `n` ReLUs of `1 x 3 x 4 x 5`.
+    fn chain(n: usize) -> (Module, Vec<Group>) {
+        let ty = TensorType::nchw(1, 3, 4, 5, DType::F16);
+        let mut m = Module::new("net");
+        let port =
+            |name: &str, value| Port { name: name.into(), value, layout: Default::default(), loc: Location::default() };
+        let mut cur = m.add_value(ty);
+        m.inputs.push(port("x", cur));
+        for i in 0..n {
+            let r = m.add_value(ty);
+            let attrs = [("mode".to_string(), Attr::Str("relu".into()))].into_iter().collect();
+            m.ops.push(Op {
+                opcode: OpCode::Neuron,
+                name: format!("r{i}"),
+                operands: vec![cur],
+                results: vec![r],
+                attrs,
+                loc: Location::default(),
+            });
+            cur = r;
+        }
+        m.outputs.push(port("y@output", cur));
+        let groups = (0..n).map(|head| Group { head, goc: None, neuron: None, swap: None }).collect();
+        (m, groups)
+    }
+
+    #[test]
+    fn intermediates_beyond_the_bars_share_one_arena_without_overlap() {
+        let (m, groups) = chain(40);
+        let b = bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
+        assert!(b.tensors.iter().all(|t| usize::from(t.bar) < BAR_COUNT));
+        // Inputs and outputs take BARs 4 and 5, intermediates 3 and 6..; the last BAR is
+        // the arena of the rest.
+        let arena: Vec<&Surface> = b.surfaces.values().filter(|s| usize::from(s.bar) == BAR_COUNT - 1).collect();
+        let intermediates = 39;
+        let own = 1 + (BAR_COUNT - 6) - 1;
+        assert_eq!(arena.len(), intermediates - own);
+        let mut spans: Vec<(u64, u64)> =
+            arena.iter().map(|s| (s.offset, s.offset + s.strides.buffer_size(&s.ty))).collect();
+        spans.sort_unstable();
+        assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0) && spans.iter().all(|s| s.0 % 64 == 0), "{spans:?}");
+        let arena_tensor = b.tensors.iter().find(|t| t.name == "intermediates@arena").unwrap();
+        assert_eq!(usize::from(arena_tensor.bar), BAR_COUNT - 1);
+    }
+
+    #[test]
+    fn a_few_intermediates_keep_a_bar_each() {
+        let (m, groups) = chain(4);
+        let b = bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
+        assert!(b.tensors.iter().all(|t| t.name != "intermediates@arena"));
+        let bars: std::collections::BTreeSet<u8> = b.surfaces.values().map(|s| s.bar).collect();
+        assert_eq!(bars.len(), 5, "x, y and three intermediates");
+    }
+}
