@@ -227,6 +227,17 @@ impl<'a, 'm> Cx<'a, 'm> {
             }
             return self.emit_with(opcode, &[x], ty, attrs, Vec::new());
         }
+        if let (OpCode::Neuron, [x]) = (opcode, operands) {
+            // An activation of a reshape runs before it (elementwise, so the same values):
+            // the op producing the reshape's operand can then apply it as it writes (a
+            // `linear`'s convolution writing through its swap back).
+            let m = &self.lw.module;
+            let src = m.producer(*x).filter(|p| p.opcode == OpCode::Reshape).and_then(|p| p.operands.first().copied());
+            if let Some((src, src_ty)) = src.and_then(|s| Some((s, *m.ty(s)?))).filter(|(_, t)| t.dtype == ty.dtype) {
+                let n = self.emit_with(opcode, &[src], src_ty, attrs, Vec::new());
+                return self.emit(OpCode::Reshape, &[n], ty, Attrs::default());
+            }
+        }
         self.emit_with(opcode, operands, ty, attrs, Vec::new())
     }
 
