@@ -124,7 +124,7 @@ pub(super) fn lower_conv(
             t.conv.ocg_size = weights::ocg_size(n, 0).min(TRANSPOSED_MAX_OCG);
         } else {
             t.dest.ty.c = range.len() as u32 * ng;
-            t.dest.offset = u64::from(range.start) * dest.strides.plane;
+            t.dest.offset = dest.offset + u64::from(range.start) * dest.strides.plane;
         }
         t.conv.sparse = sparse(&w, kernel.fmt, t.conv.ocg_size);
         let packing = Packing { groups: ng, channels: range, ocg_size: t.conv.ocg_size, sparse: t.conv.sparse };

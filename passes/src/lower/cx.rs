@@ -212,33 +212,23 @@ impl<'a, 'm> Cx<'a, 'm> {
         t.string().map(|s| Some(s.to_string())).ok_or_else(|| Fail::Msg(format!("`{key}` must be a string")))
     }
 
-    /// Appends an op producing one value of type `ty`.
+    /// Appends an op producing one value of type `ty`, after the rewrites of
+    /// `peephole` (which may return an existing value instead).
     pub fn emit(&mut self, opcode: OpCode, operands: &[ValueId], ty: TensorType, attrs: Attrs) -> ValueId {
-        if let (OpCode::Reshape, [x]) = (opcode, operands) {
-            // A reshape of a reshape reads the first one's operand (reshapes keep the
-            // element order); one back to that operand's type is that operand.
-            let m = &self.lw.module;
-            let x = match m.producer(*x) {
-                Some(p) if p.opcode == OpCode::Reshape && p.operands.len() == 1 => p.operands[0],
-                _ => *x,
-            };
-            if m.ty(x) == Some(&ty) {
-                return x;
-            }
-            return self.emit_with(opcode, &[x], ty, attrs, Vec::new());
+        match super::peephole::rewrite(self, opcode, operands, ty, &attrs) {
+            Some(v) => v,
+            None => self.emit_with(opcode, operands, ty, attrs, Vec::new()),
         }
-        if let (OpCode::Neuron, [x]) = (opcode, operands) {
-            // An activation of a reshape runs before it (elementwise, so the same values):
-            // the op producing the reshape's operand can then apply it as it writes (a
-            // `linear`'s convolution writing through its swap back).
-            let m = &self.lw.module;
-            let src = m.producer(*x).filter(|p| p.opcode == OpCode::Reshape).and_then(|p| p.operands.first().copied());
-            if let Some((src, src_ty)) = src.and_then(|s| Some((s, *m.ty(s)?))).filter(|(_, t)| t.dtype == ty.dtype) {
-                let n = self.emit_with(opcode, &[src], src_ty, attrs, Vec::new());
-                return self.emit(OpCode::Reshape, &[n], ty, Attrs::default());
-            }
-        }
+    }
+
+    /// Appends an op as it is (no rewrite).
+    pub(crate) fn emit_plain(&mut self, opcode: OpCode, operands: &[ValueId], ty: TensorType, attrs: Attrs) -> ValueId {
         self.emit_with(opcode, operands, ty, attrs, Vec::new())
+    }
+
+    /// The module being built.
+    pub(crate) fn module(&self) -> &anec_ir::Module {
+        &self.lw.module
     }
 
     /// Appends an op with weight blobs: each `(attr, blob, type)` becomes a

@@ -28,6 +28,7 @@ mod hidden;
 mod layout;
 mod linear;
 mod norm;
+mod peephole;
 mod pool;
 mod reduce;
 mod shape;
