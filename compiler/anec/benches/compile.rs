@@ -1,5 +1,6 @@
 //! Whole-compile speed: `anec compile` work (read, lower, validate, encode, write the
-//! container bytes) on the ironmill MNIST `model.mil` and on Apple's conv netplist.
+//! container bytes) on the ironmill MNIST `model.mil`, on Apple's conv netplist and on the
+//! shipped transformer-block example.
 
 #![allow(missing_docs, clippy::panic)]
 
@@ -24,6 +25,8 @@ fn bench(c: &mut Criterion) {
     group.bench_function("mnist_mil", |b| b.iter(|| compile(&mnist)));
     let conv = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/conformance/conv.plist");
     group.bench_function("conv_netplist", |b| b.iter(|| compile(&conv)));
+    let block = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/transformer_block/model.mil");
+    group.bench_function("transformer_block_mil", |b| b.iter(|| compile(&block)));
     group.finish();
 }
 
