@@ -11,7 +11,7 @@ use anec_tests::agree::{compile_and_compare, compile_substitute_and_compare, ran
 use anec_tests::oracle::{self, Outcome};
 
 /// The families whose every compiled record is simulated.
-const FAMILIES: [&str; 11] = [
+const FAMILIES: [&str; 13] = [
     "binary_runtime",
     "binary_constant",
     "env_broadcast",
@@ -23,6 +23,8 @@ const FAMILIES: [&str; 11] = [
     "reduction",
     "normalization",
     "rrmm_matmul",
+    "matmul",
+    "rrmm_matvec",
 ];
 
 /// Apple programs the simulator does not model, with the reason (ours still run).

@@ -370,7 +370,8 @@ pub fn task_nes(t: &Task) -> u32 {
     match t.l2_result {
         Some(v) if v.form == L2Form::Packed => PACKED_VECTOR_NES,
         // A transposed result's channels are the source's columns.
-        Some(v) if v.form == L2Form::Transposed => ne_count(t.dest.ty.w),
+        // (A convolution's are its output channels, as below.)
+        Some(v) if v.form == L2Form::Transposed && !t.engine.is_conv() => ne_count(t.dest.ty.w),
         // A pass writing transposed: its channels are the source's columns, as above; a
         // convolution's are its output channels.
         _ if t.transposed_write && t.engine == Engine::NePass => ne_count(t.out_view().w),

@@ -47,6 +47,9 @@ pub(super) struct Output {
     /// The input's surface when it has no buffer of its own: the scratch surface standing
     /// for x^T, which a matmul's preparation task leaves in L2 (`matmul`).
     pub source: Option<Surface>,
+    /// The result stays in L2 written transposed (a folded matmul's product): OCGSize as
+    /// for a transposed write.
+    pub kept_transposed: bool,
 }
 
 impl Output {
@@ -114,6 +117,9 @@ pub(super) fn lower_conv(
         let n = if depthwise { 1 } else { range.len() as u32 };
         let pixels = u64::from(dest.ty.h) * u64::from(dest.ty.w);
         t.conv.ocg_size = weights::ocg_size(n, pixels);
+        if out.kept_transposed {
+            t.conv.ocg_size = weights::ocg_size(n, 0).min(TRANSPOSED_MAX_OCG);
+        }
         if out.transposed {
             // The slice's channels are columns of the destination; a transposed write
             // caps OCGSize at 4 with no pixel budget (`matmul.md` §2).

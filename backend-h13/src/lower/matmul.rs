@@ -79,9 +79,77 @@ pub fn scratch_types(m: &Module, kept: &BTreeMap<ValueId, L2Form>) -> BTreeMap<S
         .iter()
         .filter_map(|op| {
             let &v = op.results.first()?;
-            (kept.get(&v) == Some(&L2Form::Transposed)).then(|| Some((op.name.clone(), *m.ty(v)?)))?
+            (kept.get(&v) == Some(&L2Form::Transposed)).then(|| Some((op.name.clone(), xt_type(m, op)?)))?
         })
         .collect()
+}
+
+/// x^T as the preparation task writes it: `K x 1 x M`, or folded `K x Mh x 8`.
+fn xt_type(m: &Module, prep: &Op) -> Option<TensorType> {
+    let xt = *m.ty(*prep.results.first()?)?;
+    Some(match fold(m, prep) {
+        Some(f) => TensorType { h: f.mh, w: FOLD_ROWS, ..xt },
+        None => xt,
+    })
+}
+
+/// Rows of x per row of the folded plan (`matmul.md` §1: Mc = 8).
+const FOLD_ROWS: u32 = 8;
+/// A product larger than this is kept in L2 and copied out by a third task (P C Y).
+const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
+/// The x-source channel stride of a folded preparation task (three records; fitted).
+const FOLDED_SOURCE_CHANNEL: u64 = 0x40;
+/// Row padding of that source (an NE pass reading narrow channels row after row).
+const FOLDED_SOURCE_PAD: u64 = 0x20;
+
+/// The folded plan (P C Y) of a matmul: `M` rows as `Mh` rows of 8, the product kept in
+/// L2 by the compute task and copied out.
+#[derive(Debug, Clone, Copy)]
+struct Fold {
+    /// Rows of 8.
+    mh: u32,
+    /// Bytes of the kept product (`M x N` fp16, rows of `2N`).
+    product: u64,
+    /// Bytes of one product row.
+    row: u64,
+}
+
+/// The fold of the preparation op `prep`, when its matmul's product is over 64 KiB and
+/// the product, x^T and x fit L2 together.
+fn fold(m: &Module, prep: &Op) -> Option<Fold> {
+    let v = *prep.results.first()?;
+    let (x, xt) = (*m.ty(*prep.operands.first()?)?, *m.ty(v)?);
+    let conv = m.users(v).next()?;
+    let n = m.ty(*conv.results.first()?)?.c;
+    let row = u64::from(n) * xt.dtype.size() as u64;
+    let product = u64::from(x.c) * row;
+    if product <= DIRECT_PRODUCT_MAX || !x.c.is_multiple_of(FOLD_ROWS) || !row.is_multiple_of(L2_GRANULE) {
+        return None;
+    }
+    let mh = x.c / FOLD_ROWS;
+    let folded_xt = region(&TensorType { h: mh, w: FOLD_ROWS, ..xt }).size;
+    let source = (FOLD_ROWS as u64 * FOLDED_SOURCE_CHANNEL + FOLDED_SOURCE_PAD) * u64::from(mh);
+    (product + folded_xt + source <= L2_BYTES).then_some(Fold { mh, product, row })
+}
+
+impl Fold {
+    /// Where x^T lies: after the kept product when that is larger (`matmul.md` §3).
+    fn xt_base(&self, xt: &L2Region) -> u64 {
+        if self.product > xt.size {
+            self.product
+        } else {
+            0
+        }
+    }
+
+    /// Where the kept product lies: at 0 when larger than x^T, else after it.
+    fn product_base(&self, xt: &L2Region) -> u64 {
+        if self.product > xt.size {
+            0
+        } else {
+            xt.end()
+        }
+    }
 }
 
 /// x^T (`K` channels, `Mh` rows of `Mc`) in L2 at 0, laid out for a convolution reader:
@@ -100,14 +168,34 @@ fn token(bufs: &Buffers, prep: &str) -> Result<Surface, BackendError> {
     bufs.scratch.get(prep).copied().ok_or_else(|| BackendError::Internal(format!("no scratch for '{prep}'")))
 }
 
-/// Step P: the NE pass writing x transposed into L2, standing for writing the token.
-pub fn prep(op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
-    let x = super::first_operand(op, bufs)?;
+/// Step P: the NE pass writing x transposed into L2, standing for writing the token;
+/// folded, it reads x as `8 x Mh x K` (row stride 8 rows) in 0x40-byte pieces.
+pub fn prep(m: &Module, op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
+    let mut x = super::first_operand(op, bufs)?;
     let scratch = token(bufs, &op.name)?;
+    let mut xt = region(&scratch.ty);
+    let fold = fold(m, op);
+    if let Some(f) = fold {
+        let s = x.strides;
+        x.ty = TensorType { c: FOLD_ROWS, h: f.mh, ..x.ty };
+        x.strides = crate::layout::Strides { row: s.plane * u64::from(FOLD_ROWS), ..s };
+        xt.base = f.xt_base(&xt);
+    }
     // The Common block states x; the result is x^T in L2 (nothing goes to memory).
     let mut t = Task::new(&op.name, crate::task::Engine::NePass, vec![x], Surface { bar: 0, offset: 0, ..x });
-    t.l2_result = Some(L2Vector { form: L2Form::Transposed, region: region(&scratch.ty) });
+    t.l2_result = Some(L2Vector { form: L2Form::Transposed, region: xt });
     t.token = Some(Token::Writes(scratch));
+    if let Some(f) = fold {
+        let row = u64::from(FOLD_ROWS) * FOLDED_SOURCE_CHANNEL;
+        let region = L2Region {
+            base: xt.end(),
+            channel: FOLDED_SOURCE_CHANNEL,
+            row: row + FOLDED_SOURCE_PAD,
+            plane: row,
+            size: (row + FOLDED_SOURCE_PAD) * u64::from(f.mh),
+        };
+        t.l2_source = Some(L2Vector { form: L2Form::Standard, region });
+    }
     Ok(t)
 }
 
@@ -125,10 +213,26 @@ pub fn compute(
     let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
     let (conv_op, goc) = (op(g.head)?, g.goc.map(op).transpose()?);
     let scratch = token(bufs, &prep.name)?;
-    let out = conv::Output { dest, transposed: true, source: Some(scratch) };
+    let fold = fold(m, prep);
+    let mut xt = region(&scratch.ty);
+    if let Some(f) = fold {
+        xt.base = f.xt_base(&xt);
+    }
+    let out = match fold {
+        // The product as the convolution computes it (N x Mh x 8), kept in L2.
+        Some(f) => {
+            let ty = TensorType { c: dest.ty.w, h: f.mh, w: FOLD_ROWS, ..dest.ty };
+            let dest = Surface { bar: 0, offset: 0, ty, ..dest };
+            conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: true }
+        }
+        None => conv::Output { dest, transposed: true, source: Some(scratch), kept_transposed: false },
+    };
     let mut tasks = conv::lower_conv(m, conv_op, goc, bufs, out, consts, gen)?;
-    let vector = L2Vector { form: L2Form::Transposed, region: region(&scratch.ty) };
-    for t in &mut tasks {
+    let vector = L2Vector { form: L2Form::Transposed, region: xt };
+    if let Some(f) = fold {
+        tasks = keep_product(conv_op, tasks, f, &xt, dest)?;
+    }
+    for t in tasks.iter_mut().filter(|t| t.engine == crate::task::Engine::NeConv) {
         if g.neuron.is_some() {
             t.nonlinear = crate::task::Nonlinear::Relu;
         }
@@ -137,5 +241,32 @@ pub fn compute(
         t.l2_link = Some(L2Link { conv_result: true, dma_fmt: true, ..L2Link::default() });
         t.token = Some(Token::Reads(scratch));
     }
+    Ok(tasks)
+}
+
+/// The folded plan's compute task keeping the product in L2 written transposed (one row
+/// of `2N` per product row: channel `2N`, row `8 x 2N`, word 0x220 the whole product), and
+/// step Y: an NE pass copying it out to `dest`, the product rows read as channels.
+fn keep_product(
+    op: &Op,
+    mut tasks: Vec<Task>,
+    f: Fold,
+    xt: &L2Region,
+    dest: Surface,
+) -> Result<Vec<Task>, BackendError> {
+    let [compute] = tasks.as_mut_slice() else {
+        let reason = "a folded matmul whose convolution splits into slices (the kept product is one region)";
+        return Err(crate::window::unsupported(op, reason));
+    };
+    let base = f.product_base(xt);
+    let kept = L2Region { base, channel: f.row, row: f.row * u64::from(FOLD_ROWS), plane: f.product, size: f.product };
+    compute.l2_result = Some(L2Vector { form: L2Form::Transposed, region: kept });
+    let read = L2Region { row: f.product, ..kept };
+    let src =
+        Surface { bar: 0, offset: 0, ty: dest.ty, strides: crate::layout::Strides::of(&dest.ty, &Default::default()) };
+    let mut copy = Task::new(&op.name, crate::task::Engine::NePass, vec![src], dest);
+    copy.residency = SourceResidency::Resident;
+    copy.l2_source = Some(L2Vector { form: L2Form::Standard, region: read });
+    tasks.push(copy);
     Ok(tasks)
 }

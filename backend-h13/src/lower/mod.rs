@@ -155,7 +155,12 @@ pub fn lower_group(
         // A convolution writing its result through the channel<->width transpose after it.
         (Some(_), _) => {
             // (A vector along H written as one along C: the swap of a reshape.)
-            let out = conv::Output { dest: movement::as_channels(dest), transposed: true, source: None };
+            let out = conv::Output {
+                dest: movement::as_channels(dest),
+                transposed: true,
+                source: None,
+                kept_transposed: false,
+            };
             conv::lower_conv(m, head, goc, bufs, out, consts, gen)?
         }
         (None, _) => lower(m, head, goc, dest, bufs, consts, gen)?,
@@ -179,7 +184,7 @@ fn lower_l2_pair(
     let op = m.ops.get(g.head).ok_or_else(|| BackendError::Internal(format!("no op {}", g.head)))?;
     if let Some((&v, &form)) = op.results.first().and_then(|v| bufs.kept.get_key_value(v)) {
         if form == crate::task::L2Form::Transposed {
-            return Ok(Some(vec![matmul::prep(op, bufs)?]));
+            return Ok(Some(vec![matmul::prep(m, op, bufs)?]));
         }
         return Ok(Some(vec![l2_pair::producer(m, op, v, form, bufs, consts)?]));
     }
@@ -218,7 +223,7 @@ pub fn lower(
 ) -> Result<Vec<Task>, BackendError> {
     match op.opcode {
         OpCode::Conv => {
-            let out = conv::Output { dest, transposed: false, source: None };
+            let out = conv::Output { dest, transposed: false, source: None, kept_transposed: false };
             return conv::lower_conv(m, op, goc, bufs, out, consts, gen);
         }
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),

@@ -23,9 +23,10 @@ use super::td_common::{
 use super::td_dma::{L2Layout, Tiles};
 use super::td_reduce;
 
-/// Bytes of the piece of a row the NE streams (the channel-stride cap of every NE task of
-/// the corpus with rows of 128 fp16 values or more).
-const STREAM_PIECE: usize = 0x100;
+/// Bytes of the pieces of a row the NE streams: 0x100 (the channel-stride cap of every NE
+/// task of the corpus with rows of 128 fp16 values or more) and 0x40 (a folded matmul's
+/// preparation task, `matmul_m64_k256_n1024`).
+const NE_PIECES: [u64; 2] = [0x100, 0x40];
 
 /// Bytes of an L2 line, the unit of every L2 stride.
 const LINE: u64 = 16;
@@ -69,10 +70,14 @@ pub fn check_result(r: &Reader, c: &Common, tiles: &Tiles, l2: &L2Layout) -> Res
     }
     let res = l2.result;
     let plane = (o.w as u64).saturating_mul(res.channel);
-    if l2.result_plane != plane || res.row < plane {
+    // Word 0x220 holds one row of W columns (the transposer before a reduction), or every
+    // row (a folded matmul's product kept for its copy-out: `matmul_m64_k256_n1024`, 0x800,
+    // 0x4000, 0x20000); the layout follows from the channel and row strides either way.
+    let whole = plane.saturating_mul(o.h as u64);
+    if (l2.result_plane != plane && l2.result_plane != whole) || res.row < plane {
         let reason = format!(
-            "a transposed result of {} x {} x {} is modelled with word 0x220 = W x channel stride = {plane:#x} and a \
-             row stride at least that; the channel, row and plane words are {:#x}, {:#x}, {:#x}",
+            "a transposed result of {} x {} x {} is modelled with word 0x220 = W x channel stride = {plane:#x} (or H \
+             times that) and a row stride at least that; the channel, row and plane words are {:#x}, {:#x}, {:#x}",
             o.c, o.h, o.w, res.channel, res.row, l2.result_plane
         );
         return Err(r.err(field, 1, reason));
@@ -166,17 +171,18 @@ fn broadcast_box(
     Ok((words, Dims { c: keep(ch, x.c), d: keep(d, x.d), h: keep(h, x.h), w: keep(w, x.w) }))
 }
 
-/// An NE source loaded for this task alone (SourceType 2) whose channel stride is the
-/// 0x100-byte piece and shorter than its row is streamed: the NE reads the DRAM values as
+/// An NE source loaded for this task alone (SourceType 2) whose channel stride is one of
+/// the NE's pieces (0x100, or 0x40) and shorter than its row is streamed: the NE reads the DRAM values as
 /// the tile DMA delivers them. So is a planar-engine reduction's source whose channel
 /// stride is the 0x80-byte strip and shorter than its row (`td_reduce.rs`).
 pub fn streamed(c: &Common, tiles: &Tiles, l2: &L2Layout, ne: bool) -> bool {
     let Some(first) = l2.sources.first() else { return false };
-    let piece = match (ne, c.reduce) {
-        (true, _) => STREAM_PIECE as u64,
-        (false, true) => td_reduce::STRIP,
+    let pieces: &[u64] = match (ne, c.reduce) {
+        (true, _) => &NE_PIECES,
+        (false, true) => &[td_reduce::STRIP],
         (false, false) => return false,
     };
     let row = (c.in_dims.w as u64).saturating_mul(c.in_fmt[0].size() as u64);
-    tiles.loaded && !l2.keep_source && !l2.resident && first.channel == piece && row > piece
+    let piece = first.channel;
+    tiles.loaded && !l2.keep_source && !l2.resident && pieces.contains(&piece) && row > piece
 }
