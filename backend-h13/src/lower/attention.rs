@@ -145,9 +145,8 @@ impl Builder<'_> {
         if axes.is_empty() {
             return x;
         }
-        const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
         let attrs: Attrs = [
-            ("axes".to_string(), Attr::Array(axes.iter().map(|&a| Attr::Str(NAMES[a].into())).collect())),
+            ("axes".to_string(), Attr::Array(axes.iter().map(|&a| Attr::Str(super::AXES[a].into())).collect())),
             ("sizes".to_string(), Attr::Array(axes.iter().map(|&a| Attr::Int(i64::from(t[a]))).collect())),
         ]
         .into_iter()

@@ -50,6 +50,12 @@ fn add(op: &Op, m: &Module, ty: &TensorType, consts: &mut ConstSection) -> Resul
     Ok(laid_out(&values(op, m)?, ty, consts))
 }
 
+/// A tensor of `ty`'s shape holding `value` everywhere, in `__const` (a pad's fill, a
+/// softmax over one element).
+pub(super) fn filled(value: f32, ty: &TensorType, consts: &mut ConstSection) -> Surface {
+    laid_out(&vec![value; ty.elements() as usize], ty, consts)
+}
+
 /// `values` (anec row-major order) as an fp16 tensor of `ty`'s shape in `__const`, and its
 /// surface.
 pub(super) fn laid_out(values: &[f32], ty: &TensorType, consts: &mut ConstSection) -> Surface {

@@ -321,12 +321,14 @@ pub fn copy_task(name: &str, from: Surface, to: Surface) -> Result<Task, Backend
 /// Anec axis indices (N 0, C 1, D 2, H 3, W 4) of `op`'s axis-name array attribute
 /// `name`, in the attribute's order.
 pub(crate) fn axis_list(op: &Op, name: &str) -> Result<Vec<usize>, BackendError> {
-    const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
     let Some(Attr::Array(items)) = op.attr(name) else {
         return Err(BackendError::Internal(format!("verified {} '{}' lacks `{name}`", op.opcode, op.name)));
     };
-    Ok(items.iter().filter_map(Attr::as_str).filter_map(|n| NAMES.iter().position(|&a| a == n)).collect())
+    Ok(items.iter().filter_map(Attr::as_str).filter_map(|n| AXES.iter().position(|&a| a == n)).collect())
 }
+
+/// The anec axis names, in order (N, C, D, H, W), as the ops' attributes spell them.
+pub(crate) const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
 
 /// The surface of `op`'s first operand.
 pub(crate) fn first_operand(op: &Op, bufs: &Buffers) -> Result<Surface, BackendError> {

@@ -7,7 +7,7 @@
 //! (`buffers::view`); a transpose exchanging C and W (and a reshape moving a vector between them) is an
 //! NE pass writing transposed (Common.Cfg bit 28); other transposes that move W are refused.
 
-use super::attr;
+use super::{attr, AXES};
 use crate::buffers::Buffers;
 use crate::error::BackendError;
 use crate::layout::Strides;
@@ -15,11 +15,10 @@ use crate::task::{Engine, PeOp, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Op, TensorType};
 
-/// Axis names in anec order (N, C, D, H, W).
-const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
+/// The index of W in `AXES`.
 const W: usize = 4;
 /// The tile DMA's base address unit: a view must start on it.
-const DMA_UNIT: u64 = 64;
+pub(super) const DMA_UNIT: u64 = 64;
 
 /// Bytes of a row the NE copies in one piece (its channel stride cap in L2): wider rows
 /// are copied by the planar engine, which takes whole rows.

@@ -4,16 +4,14 @@
 //! the tile DMA's 64-byte unit, so a left pad along W must fill whole 64-byte units).
 //! The other modes (reflect, replicate, symmetric) are refused by name.
 
-use super::{attr, constant, movement};
+use super::movement::{self, DMA_UNIT};
+use super::{attr, constant};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
 use crate::task::{Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Attr, Op};
-
-/// The tile DMA's base address unit.
-const DMA_UNIT: u64 = 64;
 
 /// Lowers a constant pad: the fill, then the interior copy.
 pub(super) fn lower_pad(
@@ -45,8 +43,7 @@ pub(super) fn lower_pad(
         );
         return Err(unsupported(op, &reason));
     }
-    let n = [dest.ty.n, dest.ty.c, dest.ty.d, dest.ty.h, dest.ty.w].iter().map(|&d| d as usize).product();
-    let fill = constant::laid_out(&vec![value; n], &dest.ty, consts);
+    let fill = constant::filled(value, &dest.ty, consts);
     let interior = Surface { ty: anec_ir::TensorType { dtype: dest.ty.dtype, ..x.ty }, offset, ..dest };
     Ok(vec![movement::copy(&op.name, fill, dest)?, movement::copy(&op.name, x, interior)?])
 }

@@ -216,8 +216,7 @@ pub(super) fn plan(op: &Op, x: &Surface, dest: &Surface, axes: &[usize]) -> Resu
             (TensorType { c: 1, d: h, h: c, ..x.ty }, Strides { row: s.plane, plane: s.depth, depth: s.row, ..s })
         }
         _ => {
-            const NAMES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
-            let names: Vec<&str> = real.iter().map(|&a| NAMES[a]).collect();
+            let names: Vec<&str> = real.iter().map(|&a| super::AXES[a]).collect();
             let reason = format!(
                 "a reduction over {} of a {}x{}x{} tensor: no view brings these axes into the planar engine's \
                  per-channel reduction (planned: width; height and width; channel with height or width 1; \

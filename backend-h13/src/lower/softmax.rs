@@ -99,15 +99,13 @@ pub(super) fn scratch_type(m: &anec_ir::Module, op: &Op) -> Option<TensorType> {
 
 /// The extent of the named axis.
 fn extent(ty: &TensorType, axis: &str) -> Option<u32> {
-    let names = ["batch", "channel", "depth", "height", "width"];
-    names.iter().position(|&n| n == axis).map(|i| [ty.n, ty.c, ty.d, ty.h, ty.w][i])
+    super::AXES.iter().position(|&n| n == axis).map(|i| [ty.n, ty.c, ty.d, ty.h, ty.w][i])
 }
 
 /// A softmax over an axis of one element is 1 everywhere: a copy of ones from `__const`
 /// (Apple's five-task plan for `softmax_1x512x1x1` is not derived, `softmax.md` §1).
 fn ones(op: &Op, dest: Surface, consts: &mut ConstSection) -> Result<Vec<Task>, BackendError> {
-    let n = [dest.ty.n, dest.ty.c, dest.ty.d, dest.ty.h, dest.ty.w].iter().map(|&d| d as usize).product();
-    let src = super::constant::laid_out(&vec![1.0; n], &dest.ty, consts);
+    let src = super::constant::filled(1.0, &dest.ty, consts);
     Ok(vec![super::movement::copy(&op.name, src, dest)?])
 }
 

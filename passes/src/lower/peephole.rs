@@ -13,6 +13,7 @@
 //! Ops left without readers are removed at the end of the lowering.
 
 use super::cx::Cx;
+use super::layout::AXIS_NAMES;
 use anec_ir::{Attr, Attrs, OpCode, TensorType, ValueId};
 
 /// The value `opcode(operands)` of type `ty` reduces to, or `None` to emit it as it is.
@@ -76,6 +77,5 @@ fn undone(cx: &mut Cx<'_, '_>, x: ValueId, ty: TensorType, attrs: &Attrs) -> Opt
 
 /// The permutation of a `perm` attribute (axis names in anec order).
 fn perm(a: &Attr) -> Option<Vec<usize>> {
-    const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
-    a.as_array()?.iter().map(|v| AXES.iter().position(|&n| Some(n) == v.as_str())).collect()
+    a.as_array()?.iter().map(|v| AXIS_NAMES.iter().position(|&n| Some(n) == v.as_str())).collect()
 }
