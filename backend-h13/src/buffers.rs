@@ -351,9 +351,10 @@ fn reshape_view(m: &Module, op: &anec_ir::Op, b: &Buffers) -> Result<Option<Surf
 }
 
 /// Binds the operand of a reshape whose result is a module output to a view of the output
-/// buffer (the producer writes the output directly).
+/// buffer (the producer writes the output directly); last reshape first, so that a chain
+/// of reshapes into an output is a chain of views.
 fn bind_output_views(m: &Module, b: &mut Buffers) -> Result<(), BackendError> {
-    for op in m.ops.iter().filter(|op| op.opcode == anec_ir::OpCode::Reshape) {
+    for op in m.ops.iter().rev().filter(|op| op.opcode == anec_ir::OpCode::Reshape) {
         let (Some(&x), Some(&r)) = (op.operands.first(), op.results.first()) else { continue };
         let is_input = m.inputs.iter().any(|p| p.value == x);
         let (Some(out), Some(ty)) = (b.surfaces.get(&r).copied(), m.ty(x)) else { continue };

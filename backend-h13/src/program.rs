@@ -30,8 +30,11 @@ pub struct Options {
 
 /// Compiles a validated module into an `.hwx` program model.
 pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
-    // Attention runs as its steps (`lower::attention`), grouped again.
-    let expanded = lower::attention::expand(v.module());
+    // Attention runs as its steps (`lower::attention`), and ops whose axes have no plan
+    // between transposes (`lower::axis_moves`); the module is grouped again.
+    let attention = lower::attention::expand(v.module());
+    let moved = lower::axis_moves::expand(attention.as_ref().unwrap_or(v.module()));
+    let expanded = moved.or(attention);
     let m = expanded.as_ref().unwrap_or(v.module());
     let generic = match &expanded {
         Some(e) => anec_passes::fuse::groups(e),

@@ -24,6 +24,7 @@
 //! - `matmul_runtime`: a matmul of two runtime tensors (x streamed as the kernel).
 
 pub mod attention;
+pub mod axis_moves;
 pub mod constant;
 mod conv;
 mod elementwise;

@@ -5,7 +5,8 @@
 //! `encoder_transpose_r4_0213`: the NE copies `[1, 8, 375, 128]` read with its channel and
 //! row strides exchanged). Reshapes that keep the bytes are views without a task
 //! (`buffers::view`); a transpose exchanging C and W (and a reshape moving a vector between them) is an
-//! NE pass writing transposed (Common.Cfg bit 28); other transposes that move W are refused.
+//! NE pass writing transposed (Common.Cfg bit 28); other transposes that move W arrive here
+//! already split into these two kinds (`axis_moves`).
 
 use super::{attr, AXES};
 use crate::buffers::Buffers;

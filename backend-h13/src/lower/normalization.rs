@@ -8,12 +8,14 @@
 //! 3. `normalize`: `(x - mean) * rstd`, a ternary planar-engine task reading the two rows as
 //!    operands 2 and 3, written to memory.
 //!
-//! Over W of one row (or of one channel's rows, read as channels), or over H and W of each
+//! Over W (every row of x read as a channel), or over H and W of each
 //! channel (instance_norm: no Apple record), `row_plan` loads x once by step 1 and keeps
 //! it after the statistics; over C, H and W together (`volume_plan`)
 //! steps 1 and 2 read x as one channel with its rows as depth slices and step 3 loads it
 //! again in its own layout; over the channels of a vector (`vector_plan`) planar-engine
-//! copies pack it into one row first and unpack the result. Other axis sets, and gamma/beta, are refused with the reason.
+//! copies pack it into one row first and unpack the result (`planned`). Other axis sets
+//! run between transposes (`axis_moves`); gamma/beta are refused with the reason (the MIL
+//! lowering applies them as a gain/offset after the plain normalization).
 
 use super::l2_chain::{
     check_fits, link, read_in_place, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_D, OPERAND1_ALONG_H,
@@ -42,25 +44,39 @@ pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result
     let eps = f16::from_f64(attr(op, "epsilon")?.as_float().unwrap_or(0.0)).to_bits();
     let n = reduction::reduced_elements(&x.ty, &axes);
     let ty = x.ty;
+    let dense = |s: &Surface| s.strides.plane == s.strides.row * u64::from(s.ty.h);
     let tasks = match axes.as_slice() {
-        _ if ty.n > 1 || ty.d > 1 => None,
-        [4] if ty.h == 1 || ty.c == 1 => Some(row_plan(op, rows_as_channels(&x), rows_as_channels(&dest), n, eps)),
+        _ if !planned(&ty, &axes) => None,
+        [4] if dense(&x) && dense(&dest) => Some(row_plan(op, rows_as_channels(&x), rows_as_channels(&dest), n, eps)),
+        [4] => None,
         // Over H and W of each channel (instance_norm): the row plan on the whole planes.
         [3, 4] => Some(row_plan(op, x, dest, n, eps)),
         [1, 3, 4] => Some(volume_plan(op, x, dest, &axes, n, eps)?),
-        [1] if ty.h == 1 && ty.w == 1 => Some(vector_plan(op, x, dest, n, eps)),
-        _ => None,
+        _ => Some(vector_plan(op, x, dest, n, eps)),
     };
     let Some(tasks) = tasks else {
         let reason = format!(
-            "layer_norm over these axes of a {}x{}x{}x{} tensor: planned over the width of one row (or of one \
-             channel) and over channel, height and width together, for one batch",
+            "layer_norm over these axes of a {}x{}x{}x{} tensor: planned over the width of the rows, over height \
+             and width, over channel, height and width together, and over the channels of a vector, for one \
+             batch of packed rows",
             ty.n, ty.c, ty.h, ty.w
         );
         return Err(unsupported(op, &reason));
     };
     check_fits(op, &tasks, "layer_norm")?;
     Ok(tasks)
+}
+
+/// True when a layer_norm over `axes` of a tensor of type `ty` (packed rows) has a plan.
+pub(super) fn planned(ty: &TensorType, axes: &[usize]) -> bool {
+    if ty.n > 1 || ty.d > 1 {
+        return false;
+    }
+    match axes {
+        [4] | [3, 4] | [1, 3, 4] => true,
+        [1] => ty.h == 1 && ty.w == 1,
+        _ => false,
+    }
 }
 
 /// The two rows `[mean; rstd]` of `lines` statistics at 0: one packed row each, at least
@@ -152,14 +168,16 @@ fn copy(op: &Op, view: Surface, out: Surface) -> Task {
     t
 }
 
-/// x itself, or, with one channel of several rows, its rows as channels: the row and
-/// channel strides exchanged (Apple's `chain_base_layer_norm_d256_s64`, `[1, 64, 256]`:
-/// channel stride 0x200, row stride 0x8000).
+/// x itself, or, with several rows, its rows as channels: `C x H` channels of one row,
+/// the row stride as the channel stride (Apple's `chain_base_layer_norm_d256_s64`,
+/// `[1, 64, 256]`: channel stride 0x200, row stride 0x8000, the whole tensor).
 fn rows_as_channels(x: &Surface) -> Surface {
-    if x.ty.c == 1 && x.ty.h > 1 {
-        let ty = TensorType { c: x.ty.h, h: 1, ..x.ty };
+    if x.ty.h > 1 {
+        let lines = x.ty.c * x.ty.h;
+        let ty = TensorType { c: lines, h: 1, ..x.ty };
         let s = x.strides;
-        let strides = Strides { plane: s.row, row: s.plane, depth: s.row * u64::from(x.ty.h), ..s };
+        let whole = s.row * u64::from(lines);
+        let strides = Strides { plane: s.row, row: whole, depth: whole, ..s };
         return Surface { ty, strides, ..*x };
     }
     *x

@@ -191,46 +191,68 @@ pub(super) fn plan(op: &Op, x: &Surface, dest: &Surface, axes: &[usize]) -> Resu
     if x.strides.plane != x.strides.row * u64::from(h) {
         return Err(unsupported(op, "a reduction of a tensor whose channels are not packed row after row"));
     }
-    // Axes of extent 1 change nothing: the plan follows the axes that really reduce.
-    let dims = [x.ty.n, c, x.ty.d, h, w];
-    let real: Vec<usize> = axes.iter().copied().filter(|&a| dims[a] > 1).collect();
-    let s = x.strides;
-    let elem = x.ty.dtype.size() as u64;
-    let (view, strides) = match real.as_slice() {
-        [3, 4] | [3] if w == 1 => (x.ty, s),
-        [3, 4] => (x.ty, s),
-        [4] if h == 1 && w.is_multiple_of(SPLIT_ROW_MIN) => {
-            let quarter = w / SPLIT_ROWS;
-            (TensorType { h: SPLIT_ROWS, w: quarter, ..x.ty }, Strides { row: u64::from(quarter) * elem, ..s })
-        }
-        [4] if h == 1 => (x.ty, s),
-        // Every row of x a channel.
-        [4] => (TensorType { c: c * h, h: 1, ..x.ty }, Strides { plane: s.row, depth: s.row * u64::from(c * h), ..s }),
-        // The channels (and rows) of x as rows of one channel.
-        [1] | [1, 4] if h == 1 && (w == 1 || real.len() == 2) => {
-            (TensorType { c: 1, h: c, ..x.ty }, Strides { row: s.plane, ..s })
-        }
-        [1, 3] if w == 1 => (TensorType { c: 1, h: c * h, ..x.ty }, Strides { row: s.row, ..s }),
-        // x's rows as depth slices, its channels as rows.
-        [1, 3, 4] => {
-            (TensorType { c: 1, d: h, h: c, ..x.ty }, Strides { row: s.plane, plane: s.depth, depth: s.row, ..s })
-        }
-        _ => {
-            let names: Vec<&str> = real.iter().map(|&a| super::AXES[a]).collect();
-            let reason = format!(
-                "a reduction over {} of a {}x{}x{} tensor: no view brings these axes into the planar engine's \
-                 per-channel reduction (planned: width; height and width; channel with height or width 1; \
-                 channel, height and width)",
-                names.join(" and "),
-                c,
-                h,
-                w
-            );
-            return Err(unsupported(op, &reason));
-        }
+    let Some((view, strides)) = view(&x.ty, x.strides, axes) else {
+        let names: Vec<&str> = real_axes(&x.ty, axes).iter().map(|&a| super::AXES[a]).collect();
+        let reason = format!(
+            "a reduction over {} of a {}x{}x{} tensor: no view brings these axes into the planar engine's \
+             per-channel reduction (planned: width; height and width; channel with height or width 1; \
+             channel, height and width)",
+            names.join(" and "),
+            c,
+            h,
+            w
+        );
+        return Err(unsupported(op, &reason));
     };
     let view = Surface { ty: view, strides, ..*x };
     Ok((view, results(dest, view.ty.c)))
+}
+
+/// True when a reduction over `axes` of a dense tensor of type `ty` has a plan: one of the
+/// views of [`plan`], the channels of a vector's maximum on the NE, or the channels of
+/// planes through the transposer.
+pub(super) fn planned(ty: &TensorType, kind: &str, axes: &[usize]) -> bool {
+    if ty.n > 1 || ty.d > 1 {
+        return false;
+    }
+    let dense = Strides::of(ty, &Default::default());
+    (kind == "max" && is_channel_vector(ty, axes)) || is_channels_of_planes(ty, axes) || view(ty, dense, axes).is_some()
+}
+
+/// The axes of `axes` along which `ty` has more than one element: axes of extent 1
+/// change nothing, so a plan follows the axes that really reduce.
+fn real_axes(ty: &TensorType, axes: &[usize]) -> Vec<usize> {
+    let dims = [ty.n, ty.c, ty.d, ty.h, ty.w];
+    axes.iter().copied().filter(|&a| dims[a] > 1).collect()
+}
+
+/// The view (type and strides) of `ty`, laid out with strides `s`, that brings `axes`
+/// into the planar engine's per-channel reduction, if any.
+fn view(ty: &TensorType, s: Strides, axes: &[usize]) -> Option<(TensorType, Strides)> {
+    let (c, h, w) = (ty.c, ty.h, ty.w);
+    let real = real_axes(ty, axes);
+    let elem = ty.dtype.size() as u64;
+    Some(match real.as_slice() {
+        [3, 4] | [3] if w == 1 => (*ty, s),
+        [3, 4] => (*ty, s),
+        [4] if h == 1 && w.is_multiple_of(SPLIT_ROW_MIN) => {
+            let quarter = w / SPLIT_ROWS;
+            (TensorType { h: SPLIT_ROWS, w: quarter, ..*ty }, Strides { row: u64::from(quarter) * elem, ..s })
+        }
+        [4] if h == 1 => (*ty, s),
+        // Every row of x a channel.
+        [4] => (TensorType { c: c * h, h: 1, ..*ty }, Strides { plane: s.row, depth: s.row * u64::from(c * h), ..s }),
+        // The channels (and rows) of x as rows of one channel.
+        [1] | [1, 4] if h == 1 && (w == 1 || real.len() == 2) => {
+            (TensorType { c: 1, h: c, ..*ty }, Strides { row: s.plane, ..s })
+        }
+        [1, 3] if w == 1 => (TensorType { c: 1, h: c * h, ..*ty }, Strides { row: s.row, ..s }),
+        // x's rows as depth slices, its channels as rows.
+        [1, 3, 4] => {
+            (TensorType { c: 1, d: h, h: c, ..*ty }, Strides { row: s.plane, plane: s.depth, depth: s.row, ..s })
+        }
+        _ => return None,
+    })
 }
 
 /// The reduced tensor read as `results` channels of one value, in the order the view's

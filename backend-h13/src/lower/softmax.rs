@@ -71,6 +71,17 @@ pub(super) fn lower_softmax(
     Ok(plan)
 }
 
+/// True when a softmax over `axis` of a tensor of type `ty` has a plan: over an axis of
+/// one element, over W of one batch, or over the channels of a vector.
+pub(super) fn planned(ty: &TensorType, axis: &str) -> bool {
+    extent(ty, axis) == Some(1)
+        || match axis {
+            "width" => ty.n == 1 && ty.d == 1,
+            "channel" => is_vector(ty),
+            _ => false,
+        }
+}
+
 /// log2 e in fp16: the subtract's scale.
 fn log2_e() -> u16 {
     f16::from_f64(std::f64::consts::LOG2_E).to_bits()

@@ -78,17 +78,20 @@ pub fn linear() -> impl Strategy<Value = Model> {
     })
 }
 
-/// `matmul(x, y)` with a constant `y` (`[din, dout]`, or `[dout, din]` with `transpose_y`).
+/// `matmul(x, y)` with a constant `y` (`[din, dout]`, or `[dout, din]` with `transpose_y`),
+/// `x` `[s, din]` or, with `transpose_x`, `[din, s]`.
 pub fn matmul() -> impl Strategy<Value = Model> {
-    (1usize..=8, 1usize..=16, 1usize..=16, any::<bool>(), any::<u64>()).prop_map(|(s, din, dout, ty, seed)| {
+    let flags = (any::<bool>(), any::<bool>());
+    (1usize..=8, 1usize..=16, 1usize..=16, flags, any::<u64>()).prop_map(|(s, din, dout, (tx, ty), seed)| {
         let wshape = if ty { [dout, din] } else { [din, dout] };
+        let xshape = if tx { [din, s] } else { [s, din] };
         let args = [
             ("x", "x".to_string()),
             ("y", fp16_tensor(&wshape, &weights(seed, din * dout))),
-            ("transpose_x", boolean(false)),
+            ("transpose_x", boolean(tx)),
             ("transpose_y", boolean(ty)),
         ];
-        let mut t = MilText::new(&[("x", &[s, din])]);
+        let mut t = MilText::new(&[("x", &xshape)]);
         t.op("matmul_0", &[s, dout], "matmul", &args).output("matmul_0");
         mil("matmul", &t, &["matmul_0"], seed, RANGE)
     })

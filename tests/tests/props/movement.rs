@@ -1,6 +1,7 @@
 //! Strategies of the data-movement family: MIL `transpose` of a rank-4 tensor (any
 //! permutation: those keeping the last axis in place run as NE copies through views, the
-//! others are refused by name), `slice_by_index` along one axis and `tile`; constant `pad`.
+//! others as at most three engine transposes (backend `lower::axis_moves`); moving the
+//! batch axis is refused by the chip's validator), `slice_by_index` along one axis and `tile`; constant `pad`.
 
 use super::model::{ints, MilText, Model};
 use proptest::prelude::*;

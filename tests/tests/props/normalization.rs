@@ -1,6 +1,6 @@
 //! Strategies of the softmax and layer_norm families: rank-4 tensors with odd extents,
-//! 1-element axes and sequence-like widths (77, 128), softmax over W or over C of a
-//! vector, layer_norm over W, over C, H and W, and over C of a vector; a sequence
+//! 1-element axes and sequence-like widths (77, 128), softmax over any axis, layer_norm
+//! over any subset of C, H and W (and over C of a vector with gamma and beta); a sequence
 //! `[1, s, d]`: layer_norm with gamma and beta and softmax over the features.
 
 use super::model::{fp16_tensor, ints, weights, MilText, Model};
@@ -14,44 +14,53 @@ fn model(family: &'static str, text: &MilText, seed: u64) -> Model {
     Model { family, body: super::model::Body::Mil(text.text()), names: vec!["n_0".into()], range: RANGE, seed }
 }
 
-/// A shape `[1, c, h, w]` for an op over `axis` (1 channel, 3 width): small odd and even
-/// extents, 1 included, and now and then a sequence-like width.
-fn shape(axis: i64) -> impl Strategy<Value = [usize; 4]> {
+/// A shape `[1, c, h, w]`: small odd and even extents, 1 included, and now and then a
+/// sequence-like width; over C alone with gamma and beta, a vector (`vector`).
+fn shape(vector: bool) -> impl Strategy<Value = [usize; 4]> {
     let long = select(vec![7usize, 77, 128]);
     (1usize..=12, 1usize..=6, 1usize..=12, long, any::<bool>()).prop_map(move |(c, h, w, long, use_long)| {
         let w = if use_long { long } else { w };
-        match axis {
-            // Over C: a vector (the plan the engine has).
-            1 => [1, c.max(2) * 8, 1, 1],
-            _ => [1, c, h, w.max(2)],
+        if vector {
+            [1, c.max(2) * 8, 1, 1]
+        } else {
+            [1, c, h, w.max(2)]
         }
     })
 }
 
-/// `softmax(x, axis)` over W (rank 4) or over C of a vector.
+/// `softmax(x, axis)` over any axis of a rank-4 tensor (over C, H or N of more than a
+/// vector the axis is moved onto W and back).
 pub fn softmax() -> impl Strategy<Value = Model> {
-    select(vec![3i64, 1]).prop_flat_map(|axis| (Just(axis), shape(axis), any::<u64>())).prop_map(|(axis, s, seed)| {
-        let mut t = MilText::new(&[("x", &s)]);
-        t.op("n_0", &s, "softmax", &[("x", "x".into()), ("axis", format!("tensor<int32, []>({axis})"))]).output("n_0");
-        model("softmax", &t, seed)
-    })
+    (select(vec![3i64, 1, 2, -1]), any::<bool>(), any::<u64>())
+        .prop_flat_map(|(axis, vector, seed)| (Just(axis), shape(vector && axis == 1), Just(seed)))
+        .prop_map(|(axis, s, seed)| {
+            let mut t = MilText::new(&[("x", &s)]);
+            let a = format!("tensor<int32, []>({axis})");
+            t.op("n_0", &s, "softmax", &[("x", "x".into()), ("axis", a)]).output("n_0");
+            model("softmax", &t, seed)
+        })
 }
 
-/// `layer_norm(x, axes)` over W, over H and W, over C, H and W, or over C of a vector with
-/// gamma and beta.
+/// `layer_norm(x, axes)` over any non-empty subset of C, H and W, or over C of a vector
+/// with gamma and beta.
 pub fn layer_norm() -> impl Strategy<Value = Model> {
-    let axes: Vec<&'static [i64]> = vec![&[3], &[1, 2, 3], &[1], &[2, 3]];
-    (select(axes), any::<u64>())
-        .prop_flat_map(|(axes, seed)| {
-            let axis = if axes == [1] { 1 } else { 3 };
-            (Just(axes), shape(axis), Just(seed))
+    let axes: Vec<&'static [i64]> = vec![&[3], &[1, 2, 3], &[1], &[2, 3], &[2], &[1, 2], &[1, 3], &[-1]];
+    (select(axes), any::<bool>(), any::<u64>())
+        .prop_flat_map(|(axes, affine, seed)| {
+            let affine = affine && axes == [1];
+            (Just(axes), Just(affine), shape(affine), Just(seed))
         })
-        .prop_map(|(axes, s, seed)| {
-            // Over W the row plan needs one row or one channel.
-            let s = if axes == [3] && s[1] > 1 { [1, s[1], 1, s[3]] } else { s };
+        .prop_map(|(axes, affine, mut s, seed)| {
+            // Two or three normalized elements are ill-conditioned (see `NORM_FEATURES`).
+            let axis = |a: i64| if a < 0 { (a + 4) as usize } else { a as usize };
+            let n: usize = axes.iter().map(|&a| s[axis(a)]).product();
+            if n == 2 || n == 3 {
+                let last = axis(axes[axes.len() - 1]);
+                s[last] += 4;
+            }
             let eps = "tensor<fp16, []>(0.00001)".to_string();
             let mut args = vec![("x", "x".to_string()), ("axes", ints(axes)), ("epsilon", eps)];
-            if axes == [1] {
+            if affine {
                 // Over the channels, with gamma and beta (a per-channel gain/offset after it).
                 let c = s[1];
                 args.push(("gamma", fp16_tensor(&[c], &weights(seed, c))));
@@ -66,7 +75,7 @@ pub fn layer_norm() -> impl Strategy<Value = Model> {
 /// `instance_norm(x, gamma, beta)` of `[1, c, h, w]`: layer_norm over H and W of each
 /// channel, then the per-channel gain/offset.
 pub fn instance_norm() -> impl Strategy<Value = Model> {
-    (shape(3), any::<u64>()).prop_map(|(s, seed)| {
+    (shape(false), any::<u64>()).prop_map(|(s, seed)| {
         let c = s[1];
         let args = [
             ("x", "x".to_string()),
