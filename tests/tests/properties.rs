@@ -104,6 +104,12 @@ fn constant_operands_agree_or_are_rejected() {
     run_family("constant", CASES, props::constants::constant_operand());
 }
 
+/// Copies beyond the L2 (each case moves megabytes through the simulator: fewer cases).
+#[test]
+fn copies_beyond_the_l2_run_in_bands_and_agree() {
+    run_family("large_copy", CASES / 16, props::movement::large_copy());
+}
+
 #[test]
 fn constant_pad_agrees_or_is_rejected() {
     run_family("pad", CASES, props::movement::pad());

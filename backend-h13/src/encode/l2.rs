@@ -139,6 +139,8 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         (Some(v), _) => encode_loaded_region(td, &v.region, src.ty.d)?,
         (None, _) => encode_source(td, t, src, gen)?,
     };
+    // The bytes the loaded first source spans: an aliased result takes its layout.
+    let first_span = if t.l2_source.is_none() { end.saturating_sub(t.l2_base()) } else { 0 };
     if let Some(o) = t.l2_operand {
         // The second operand where the previous task left it (its plane2 word stays 0).
         let r2 = o.vector.region;
@@ -162,7 +164,8 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         }
         end = r2.end();
     }
-    check_capacity(t, end)?;
+    let aliased = result_aliased(t, gen) && !t.engine.is_conv();
+    check_capacity(t, end, aliased.then_some(first_span))?;
     encode_result(td, t, end, gen)
 }
 
@@ -170,15 +173,28 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
 /// 16-byte units (2 MiB).
 const L2_ADDRESSABLE: u64 = (1 << 17) * 16;
 
+/// True when `t`'s sources and result fit the L2 a task addresses (the check [`encode`]
+/// makes), so a lowering can split a task that does not before encoding it.
+pub(crate) fn fits(t: &Task, gen: &Generation) -> bool {
+    let mut td = TdImage::new(&t.layer);
+    !matches!(encode(&mut td, t, gen), Err(BackendError::Unsupported { op, .. }) if op == CAPACITY)
+}
+
+/// The `op` of the error [`check_capacity`] returns.
+const CAPACITY: &str = "task";
+
 /// The task's sources and (when written to memory) its result, which follows them, must
 /// fit the L2 the engine addresses; otherwise the layer needs tiling, which is refused by
-/// name rather than left to a register overflow.
-fn check_capacity(t: &Task, sources_end: u64) -> Result<(), BackendError> {
-    // An NE result streams out in pieces of at most 0x100 bytes per row and channel.
-    let cap = if t.engine.uses_ne() { NE_CHANNEL_CAP } else { u64::MAX };
+/// name rather than left to a register overflow. A result aliased to its source's layout
+/// (L2BfrMode 1, no result strides; `aliased` holds the loaded source's bytes) is counted
+/// as the larger of that layout and the whole dense result (how the simulator models an
+/// NE result whose source streams in pieces); other NE results stream out in pieces of at
+/// most 0x100 bytes per row and channel.
+fn check_capacity(t: &Task, sources_end: u64, aliased: Option<u64>) -> Result<(), BackendError> {
+    let cap = if t.engine.uses_ne() && aliased.is_none() { NE_CHANNEL_CAP } else { u64::MAX };
     let d = t.dest.ty;
     let result = match t.l2_result {
-        None => L2Region::unpadded_row(d.c, d.w, d.dtype, cap) * u64::from(d.h),
+        None => (L2Region::unpadded_row(d.c, d.w, d.dtype, cap) * u64::from(d.h)).max(aliased.unwrap_or(0)),
         Some(_) => 0,
     };
     let end = sources_end + result;
@@ -188,7 +204,7 @@ fn check_capacity(t: &Task, sources_end: u64) -> Result<(), BackendError> {
     Err(BackendError::Unsupported {
         line: 0,
         layer: t.layer.clone(),
-        op: "task".into(),
+        op: CAPACITY.into(),
         reason: format!(
             "its sources and result need {end:#x} bytes of L2, more than the {L2_ADDRESSABLE:#x} a task addresses \
              (tiling a layer over several tasks is not implemented yet)"

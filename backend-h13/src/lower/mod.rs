@@ -239,7 +239,7 @@ pub fn lower(
     if let Some(goc) = goc {
         (t.affine, t.vectors) = gain_offset(m, goc, t.dest.ty.c, consts)?;
     }
-    Ok(vec![t])
+    Ok(movement::in_bands(t, gen))
 }
 
 /// Lowers one op other than a convolution to its task.

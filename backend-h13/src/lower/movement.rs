@@ -11,6 +11,7 @@
 use super::{attr, AXES};
 use crate::buffers::Buffers;
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::layout::Strides;
 use crate::task::{Engine, PeOp, Surface, Task};
 use crate::window::unsupported;
@@ -44,6 +45,91 @@ pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, Bac
     let mut t = Task::new(layer, Engine::Pe, vec![src], dest);
     t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false });
     Ok(t)
+}
+
+/// `t` as it is when it fits the L2 a task addresses; otherwise, when each row of its
+/// result reads only the same row of its one source (a copy, a table or gain/offset
+/// pass), as several tasks over bands of rows, each as many rows as fit (the tile DMA
+/// reads and writes each band at its row offset), or, for a one-row tensor without
+/// per-channel vectors, over bands of channels. Anything else is left for the encoder to
+/// refuse by name.
+pub(super) fn in_bands(t: Task, gen: &Generation) -> Vec<Task> {
+    if !row_local(&t) || crate::encode::l2::fits(&t, gen) {
+        return vec![t];
+    }
+    let axis = if t.dest.ty.h > 1 { Cut::Rows } else { Cut::Channels };
+    if axis == Cut::Channels && t.vectors.any() {
+        return vec![t];
+    }
+    let n = axis.extent(&t.dest);
+    // The most rows (or channels) one band holds: fits() is monotone in them.
+    let (mut lo, mut hi) = (0, n);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if crate::encode::l2::fits(&band(&t, axis, 0, mid), gen) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    if lo == 0 {
+        return vec![t];
+    }
+    (0..n).step_by(lo as usize).map(|first| band(&t, axis, first, lo.min(n - first))).collect()
+}
+
+/// The axis a task is cut along.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Cut {
+    Rows,
+    Channels,
+}
+
+impl Cut {
+    fn extent(self, s: &Surface) -> u32 {
+        match self {
+            Cut::Rows => s.ty.h,
+            Cut::Channels => s.ty.c,
+        }
+    }
+
+    /// `count` rows (or channels) of `s` from `first`.
+    fn cut(self, s: &Surface, first: u32, count: u32) -> Surface {
+        let (ty, stride) = match self {
+            Cut::Rows => (TensorType { h: count, ..s.ty }, s.strides.row),
+            Cut::Channels => (TensorType { c: count, ..s.ty }, s.strides.plane),
+        };
+        Surface { ty, offset: s.offset + u64::from(first) * stride, ..*s }
+    }
+}
+
+/// True for a task whose result row `h` (and channel `c`) reads row `h` (channel `c`) of
+/// its one source only.
+fn row_local(t: &Task) -> bool {
+    let [src] = t.sources.as_slice() else { return false };
+    src.ty.h == t.dest.ty.h
+        && src.ty.c == t.dest.ty.c
+        && src.ty.n == 1
+        && t.dest.ty.n == 1
+        && !t.engine.windowed()
+        && !t.transposed_write
+        && t.reduce.is_none()
+        && !t.channel_max
+        && !t.channel_sum
+        && t.l2_result.is_none()
+        && t.l2_source.is_none()
+        && t.l2_operand.is_none()
+        && t.token.is_none()
+        && t.runtime_kernel.is_none()
+        && t.kernel_write.is_none()
+}
+
+/// Rows (or channels) `first .. first + count` of a row-local task.
+fn band(t: &Task, axis: Cut, first: u32, count: u32) -> Task {
+    let mut b = t.clone();
+    b.sources = t.sources.iter().map(|s| axis.cut(s, first, count)).collect();
+    b.dest = axis.cut(&t.dest, first, count);
+    b
 }
 
 /// fp16 1.0: the identity scale of a planar-engine copy.

@@ -103,3 +103,33 @@ pub fn pad() -> impl Strategy<Value = Model> {
         }
     })
 }
+
+/// A slice along W, a transpose exchanging C and H, or a sigmoid (a table pass) of
+/// `[1, c, h, w]`, or a sigmoid of one row of `[1, c·h, 1, w]`, larger than the L2 a task
+/// addresses (2 MiB of source and result): the task runs in bands of rows (of channels
+/// for the one-row tensor).
+pub fn large_copy() -> impl Strategy<Value = Model> {
+    let dims = (8usize..=12, 256usize..=400, 510usize..=800);
+    (dims, 0u8..4, any::<u64>()).prop_map(|((c, h, w), kind, seed)| {
+        let s = if kind == 3 { [1, c * h, 1, w] } else { [1, c, h, w] };
+        let mut t = MilText::new(&[("x", &s)]);
+        match kind {
+            0 => {
+                let p = ints(&[0, 2, 1, 3]);
+                t.op("m_0", &[1, h, c, w], "transpose", &[("x", "x".into()), ("perm", p)]);
+            }
+            1 => {
+                let keep = w / 2 + 1;
+                let end = ints(&[1, c as i64, h as i64, keep as i64]);
+                let args = [("x", "x".into()), ("begin", ints(&[0, 0, 0, 0])), ("end", end)];
+                t.op("m_0", &[1, c, h, keep], "slice_by_index", &args);
+            }
+            _ => {
+                t.op("m_0", &s, "sigmoid", &[("x", "x".into())]);
+            }
+        }
+        t.output("m_0");
+        let body = super::model::Body::Mil(t.text());
+        Model { family: "large_copy", body, names: vec!["m_0".into()], range: RANGE, seed }
+    })
+}
