@@ -160,6 +160,9 @@ pub struct PeOp {
     pub scale: u16,
     /// The result's absolute value is taken (PE word bit 6; Apple's `abs`).
     pub abs: bool,
+    /// The result's negative values are zeroed (PE word bit 5; Apple's
+    /// `chain_add_relu_c512`: an add and the ReLU after it, one task, 0x80020).
+    pub relu: bool,
 }
 
 /// The reduction a pooling task applies over its window.

@@ -12,6 +12,8 @@ const SECOND_OPERAND: u32 = 1 << 19;
 const NEGATE_SECOND: u32 = 1 << 18;
 /// PE.Cfg bit 6: the absolute value of the result (Apple's `unary_abs`: 0x40).
 const ABS: u32 = 1 << 6;
+/// PE.Cfg bit 5: a ReLU of the result (Apple's `chain_add_relu_c512`: 0x80020).
+const RELU: u32 = 1 << 5;
 /// PE word bits of a reduction: the reciprocal (softmax's denominator) or the reciprocal
 /// square root (layer_norm's rstd) of the result; each element squared; operand 1
 /// negated (subtracted from operand 2: layer_norm's variance, 0x92010 with bit 19).
@@ -39,7 +41,7 @@ pub fn encode(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
     let Some(pe) = t.pe else { return Ok(()) };
     let second = if t.operands() > 1 { SECOND_OPERAND } else { 0 };
     let negate = if pe.negate { NEGATE_SECOND } else { 0 };
-    let abs = if pe.abs { ABS } else { 0 };
+    let abs = if pe.abs { ABS } else { 0 } | if pe.relu { RELU } else { 0 };
     // A reduction's op sits in the low bits (max 2); an elementwise op's from bit 2.
     let op = match t.reduce {
         // Two operands: the statistic (operand 1) is subtracted from operand 2.

@@ -31,7 +31,14 @@ pub(super) fn lower_goc(
     (t.affine, t.vectors) = gain_offset(m, op, t.dest.ty.c, consts)?;
     if gen.scalar_affine_on_pe && !t.vectors.any() {
         t.engine = Engine::Pe;
-        t.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: t.affine.bias, scale: t.affine.scale, abs: false });
+        t.pe = Some(PeOp {
+            mode: PE_ADD,
+            negate: false,
+            bias: t.affine.bias,
+            scale: t.affine.scale,
+            abs: false,
+            relu: false,
+        });
         t.affine = NeAffine::default();
     }
     Ok(t)
@@ -57,6 +64,6 @@ pub(super) fn lower_scaled_ew_from(op: &Op, sources: Vec<Surface>, dest: Surface
         "min" => (3, false),
         other => return Err(unsupported(op, &format!("elementwise '{other}' has no planar-engine mode"))),
     };
-    t.pe = Some(PeOp { mode, negate, bias: 0, scale: fp16_bits(op, "scale", 1.0), abs: false });
+    t.pe = Some(PeOp { mode, negate, bias: 0, scale: fp16_bits(op, "scale", 1.0), abs: false, relu: false });
     Ok(t)
 }

@@ -184,7 +184,7 @@ pub fn channel_affine_tasks(
     let mut load = Task::new(&op.name, Engine::NePass, vec![src], Surface { offset: 0, ..kept });
     load.l2_result = Some(vector);
     let mut apply = Task::new(&op.name, Engine::Pe, vec![x], dest);
-    apply.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    apply.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     apply.l2_operand = Some(L2Operand { vector, broadcast: PER_CHANNEL });
     Ok(vec![load, apply])
 }

@@ -260,7 +260,7 @@ fn copy(op: &Op, p: &Plan, x: Surface, scratch: Surface) -> Task {
     let engine = if p.pe_copy() { Engine::Pe } else { Engine::NePass };
     let mut t = Task::new(&op.name, engine, vec![x], dest);
     if engine == Engine::Pe {
-        t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false });
+        t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     }
     // xᵀ (K channels of M) written with C and W swapped: M channels of K.
     t.transposed_write = p.shape.tx;

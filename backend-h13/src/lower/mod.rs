@@ -109,10 +109,16 @@ fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
                 continue;
             }
             // A ReLU of what a convolution wrote through its swap: the NE applies it before
-            // the transposed write (Apple's `chain_pair_mm_relu`: one compute task).
+            // the transposed write (Apple's `chain_pair_mm_relu`: one compute task); a
+            // ReLU of a planar-engine elementwise op: its PE word bit 5 (Apple's
+            // `chain_add_relu_c512`: one task).
             let swapped = prev.swap.is_some() && prev.neuron.is_none();
-            if swapped && sole && op.opcode == OpCode::Neuron && op.attr("mode").and_then(Attr::as_str) == Some("relu")
-            {
+            let planar = m.ops.get(prev.head).is_some_and(|h| h.opcode == OpCode::ScaledElementwise)
+                && prev.goc.is_none()
+                && prev.neuron.is_none()
+                && prev.swap.is_none();
+            let relu = op.opcode == OpCode::Neuron && op.attr("mode").and_then(Attr::as_str) == Some("relu");
+            if (swapped || planar) && sole && relu {
                 prev.neuron = Some(g.head);
                 continue;
             }
@@ -131,7 +137,10 @@ pub fn lower_group(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
-    if let Some(tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
+    if let Some(mut tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
+        if g.neuron.is_some() {
+            tasks.iter_mut().for_each(with_relu);
+        }
         return Ok(tasks);
     }
     if m.ops.get(g.head).is_some_and(|op| op.opcode == OpCode::Constant) {
@@ -167,9 +176,17 @@ pub fn lower_group(
         (None, _) => lower(m, head, goc, dest, bufs, consts, gen)?,
     };
     if g.neuron.is_some() {
-        tasks.iter_mut().for_each(|t| t.nonlinear = Nonlinear::Relu);
+        tasks.iter_mut().for_each(with_relu);
     }
     Ok(tasks)
+}
+
+/// A fused ReLU: the NE's NonlinearMode 1, or the planar engine's ReLU bit.
+fn with_relu(t: &mut Task) {
+    match t.pe.as_mut() {
+        Some(pe) if t.engine == Engine::Pe => pe.relu = true,
+        _ => t.nonlinear = Nonlinear::Relu,
+    }
 }
 
 /// The tasks of a group that is one side of an L2 pair (`l2_pair`), if it is one: the

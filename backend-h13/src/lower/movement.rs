@@ -43,7 +43,7 @@ pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, Bac
         return Ok(Task::new(layer, Engine::NePass, vec![src], dest));
     }
     let mut t = Task::new(layer, Engine::Pe, vec![src], dest);
-    t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     Ok(t)
 }
 

@@ -75,7 +75,7 @@ pub(super) fn lower_neuron(
         // |x| runs on the planar engine as a one-operand task (Apple's `unary_abs`).
         "abs" => {
             t.engine = Engine::Pe;
-            t.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: 0, scale: ONE_F16, abs: true });
+            t.pe = Some(PeOp { mode: PE_ADD, negate: false, bias: 0, scale: ONE_F16, abs: true, relu: false });
             return Ok(t);
         }
         _ => {}

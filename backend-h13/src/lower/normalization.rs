@@ -164,7 +164,7 @@ fn vector_plan(op: &Op, x: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
 /// A planar-engine copy of `view` (the one-operand identity, Cfg 0x21) into `out`.
 fn copy(op: &Op, view: Surface, out: Surface) -> Task {
     let mut t = Task::new(&op.name, Engine::Pe, vec![view], out);
-    t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     t
 }
 
@@ -188,7 +188,7 @@ fn rows_as_channels(x: &Surface) -> Surface {
 fn statistic(op: &Op, view: Surface, at: L2Region, n: u64, packed: bool) -> Task {
     let out = TensorType { h: 1, w: 1, d: 1, ..view.ty };
     let mut t = Task::new(&op.name, Engine::Pe, vec![view], scratch(&out));
-    t.pe = Some(PeOp { mode: ReduceOp::Sum.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.pe = Some(PeOp { mode: ReduceOp::Sum.code(), negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     t.reduce = Some(PeReduce { packed, ..PeReduce::new(ReduceOp::Sum, 1.0 / n as f32) });
     t.l2_result = Some(standard(at));
     t.pe_links = PeLinks { feeds_pe: true, fed_by_pe: false };
@@ -219,7 +219,7 @@ fn deviation(
 /// Step 3: `(x - mean) * rstd` with the two statistic rows as operands 2 and 3, to `y`.
 fn normalize(op: &Op, view: Surface, y: Surface, rows: &L2Region, flags: u32) -> Task {
     let mut t = Task::new(&op.name, Engine::Pe, vec![view], y);
-    t.pe = Some(PeOp { mode: 0, negate: true, bias: 0, scale: ONE_F16, abs: false });
+    t.pe = Some(PeOp { mode: 0, negate: true, bias: 0, scale: ONE_F16, abs: false, relu: false });
     let vector = L2Vector { form: L2Form::Rows, region: *rows };
     t.l2_operand = Some(L2Operand { vector, broadcast: flags });
     t.pe_links = PeLinks { feeds_pe: false, fed_by_pe: true };

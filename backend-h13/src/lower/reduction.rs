@@ -94,7 +94,7 @@ pub(super) fn lower_into_row(op: &Op, bufs: &Buffers, row: Surface) -> Result<Ve
 /// The planar-engine task reducing `view` into `out`.
 fn pe_reduction(op: &Op, view: Surface, out: Surface, reduce: PeReduce) -> Task {
     let mut t = Task::new(&op.name, Engine::Pe, vec![view], out);
-    t.pe = Some(PeOp { mode: reduce.op.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.pe = Some(PeOp { mode: reduce.op.code(), negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     t.reduce = Some(reduce);
     t
 }

@@ -239,7 +239,7 @@ fn reduction(op: &Op, x: Surface, red: ReduceOp, packed: bool, groups: u32, stat
     let view = reduction_view(&x, groups);
     let out = TensorType { c: view.ty.c, h: 1, w: 1, ..view.ty };
     let mut t = Task::new(&op.name, Engine::Pe, vec![view], scratch(&out));
-    t.pe = Some(PeOp { mode: red.code(), negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.pe = Some(PeOp { mode: red.code(), negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     t.reduce = Some(PeReduce { packed, ..PeReduce::new(red, 1.0) });
     t.l2_result = Some(standard(stats));
     t.pe_links = PeLinks { feeds_pe: true, fed_by_pe: false };
@@ -249,7 +249,7 @@ fn reduction(op: &Op, x: Surface, red: ReduceOp, packed: bool, groups: u32, stat
 /// Step 2: `(x - m)·log2 e` from x in `src` and the statistics in `stats` into `out`.
 fn subtract(op: &Op, x: Surface, src: L2Region, stats: L2Region, flags: u32, out: L2Region, l: L2Link) -> Task {
     let mut t = Task::new(&op.name, Engine::Pe, vec![x], scratch(&x.ty));
-    t.pe = Some(PeOp { mode: PE_ADD, negate: true, bias: 0, scale: log2_e(), abs: false });
+    t.pe = Some(PeOp { mode: PE_ADD, negate: true, bias: 0, scale: log2_e(), abs: false, relu: false });
     (t.residency, t.l2_source, t.l2_link) = (SourceResidency::Resident, Some(standard(src)), Some(l));
     t.l2_operand = Some(L2Operand { vector: standard(stats), broadcast: flags });
     t.l2_result = Some(standard(out));
@@ -274,7 +274,7 @@ fn exp2(op: &Op, x: Surface, region: L2Region, consts: &mut ConstSection) -> Tas
 /// Step 5: `r·e` from the statistics (operand 1, broadcast) and e, written to `y`.
 fn normalize(op: &Op, x: Surface, y: Surface, stats: L2Region, e: L2Region, flags: u32, l: L2Link) -> Task {
     let mut t = Task::new(&op.name, Engine::Pe, vec![x], y);
-    t.pe = Some(PeOp { mode: PE_MUL, negate: false, bias: 0, scale: ONE_F16, abs: false });
+    t.pe = Some(PeOp { mode: PE_MUL, negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
     (t.residency, t.l2_source, t.l2_link) = (SourceResidency::Resident, Some(standard(stats)), Some(l));
     t.l2_operand = Some(L2Operand { vector: standard(e), broadcast: flags });
     t.pe_links = PeLinks { feeds_pe: false, fed_by_pe: true };

@@ -119,11 +119,12 @@ pub fn runtime_matmul() -> impl Strategy<Value = Model> {
 }
 
 /// `add`/`mul`/`sub`/`maximum`/`minimum` of two runtime rank-4 tensors, each axis of
-/// either operand possibly 1 (broadcast).
+/// either operand possibly 1 (broadcast), half the time followed by a ReLU.
 pub fn elementwise() -> impl Strategy<Value = Model> {
     let op = select(vec!["add", "mul", "sub", "maximum", "minimum"]);
     let broadcast = (any::<bool>(), uniform3(0u8..3));
-    (op, (1usize..=8, 1usize..=6, 1usize..=6), broadcast, any::<u64>()).prop_map(|(op, (c, h, w), (b, bc), seed)| {
+    let dims = (1usize..=8, 1usize..=6, 1usize..=6);
+    (op, dims, broadcast, any::<bool>(), any::<u64>()).prop_map(|(op, (c, h, w), (b, bc), relu, seed)| {
         // Half the cases broadcast; then per axis: 0 both full, 1 x is 1, 2 y is 1.
         let bc = if b { bc } else { [0; 3] };
         let dims = [c, h, w];
@@ -133,9 +134,18 @@ pub fn elementwise() -> impl Strategy<Value = Model> {
             s
         };
         let (xs, ys) = (side(1), side(2));
+        let out = [1, c, h, w];
         let mut t = MilText::new(&[("x", &xs), ("y", &ys)]);
-        t.op("ew_0", &[1, c, h, w], op, &[("x", "x".into()), ("y", "y".into())]).output("ew_0");
-        mil("elementwise", &t, &["ew_0"], seed, RANGE)
+        t.op("ew_0", &out, op, &[("x", "x".into()), ("y", "y".into())]);
+        // Half the cases apply a ReLU after it (the planar engine's ReLU bit).
+        let last = if relu {
+            t.op("ew_1", &out, "relu", &[("x", "ew_0".into())]);
+            "ew_1"
+        } else {
+            "ew_0"
+        };
+        t.output(last);
+        mil("elementwise", &t, &["ew_0", "ew_1"], seed, RANGE)
     })
 }
 

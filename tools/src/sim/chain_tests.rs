@@ -165,7 +165,7 @@ fn operand_one_is_broadcast_from_l2() {
         };
         let data = Dense::coords(boxed).map(|(c, _, h, _)| r(c, h)).collect();
         l2.write(0, &region, &Dense { dims: boxed, data }, Fmt::F16, "r").unwrap();
-        let mul = Unit::Pe(PeTask { op: PeOp::Mul, negate: false, abs: false, scale: 1.0, bias: 0.0 });
+        let mul = Unit::Pe(PeTask { op: PeOp::Mul, negate: false, abs: false, relu: false, scale: 1.0, bias: 0.0 });
         let mut t = resident(task(mul, d, idle(), region, Region { base: 0x400, ..at }));
         t.source_box = boxed;
         t.operand = Some(L2Operand {

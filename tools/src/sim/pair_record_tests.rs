@@ -286,9 +286,9 @@ fn apple_pair_fields_outside_the_model_are_load_errors() {
         // The packed vector's channel word is not its row; a second plane word.
         (div, 1, &|i| i.set_raw(0x200, 0x90), "word 0x200 = 0x90: a packed vector of 64 channels"),
         (div, 1, &|i| i.set_raw(0x20C, 0x10), "word 0x20c = 0x10: plane2 word"),
-        // The three-operand rows with mul; fused ReLU (bit 5).
+        // The three-operand rows with mul; a bit no record sets (7).
         (mul, 1, &|i| i.set_raw(0x22C, 0x80004), "word 0x22c = 0x80004: PE config"),
-        (add, 1, &|i| i.set_raw(0x22C, 0x80020), "word 0x22c = 0x80020: PE config"),
+        (add, 1, &|i| i.set_raw(0x22C, 0x80080), "word 0x22c = 0x80080: PE config"),
     ];
     for (name, task, change, want) in cases {
         let e = decode_changed(name, task, change);

@@ -36,7 +36,7 @@ fn region(base: u64, d: Dims) -> Region {
 }
 
 fn pe(op: PeOp, abs: bool) -> Unit {
-    Unit::Pe(PeTask { op, negate: false, abs, scale: 1.0, bias: 0.0 })
+    Unit::Pe(PeTask { op, negate: false, abs, relu: false, scale: 1.0, bias: 0.0 })
 }
 
 /// A task of one source (BAR `bar`) at L2 `at`, its result at `result` stored at BAR 9.

@@ -5,7 +5,8 @@
 //! the L2 result is written. Each term is present when its register says so: b with PE
 //! config bit 19 (through the tile DMA, Cfg 0x33, or from L2, Cfg 0x31), c with three
 //! operands (Cfg 0x41: Apple's per-channel constant, `(x + bias row) * scale row`), the
-//! absolute value with bit 6.
+//! absolute value with bit 6, or instead a ReLU (bit 5: Apple's `chain_add_relu_c512`,
+//! an add and the ReLU after it in one task).
 //!
 //! Apple's sum.hwx (scale 1.0, bias 0) fixes the operation. The current compiler folds a
 //! scalar constant into BiasScale with the other half neutral (mul 0.5: scale 0.5; sub
@@ -51,10 +52,10 @@ pub fn run(pe: &PeTask, sources: &[Dense]) -> Dense {
                 (PeOp::Square, _) => x * x,
             };
             let v = (v + pe.bias) * pe.scale * third.and_then(|c| c.data.get(i)).copied().unwrap_or(1.0);
-            if pe.abs {
-                v.abs()
-            } else {
-                v
+            match (pe.abs, pe.relu) {
+                (true, _) => v.abs(),
+                (false, true) => v.max(0.0),
+                (false, false) => v,
             }
         })
         .collect();
@@ -106,7 +107,7 @@ mod tests {
     }
 
     fn task(op: PeOp, scale: f32, bias: f32) -> PeTask {
-        PeTask { op, negate: false, abs: false, scale, bias }
+        PeTask { op, negate: false, abs: false, relu: false, scale, bias }
     }
 
     #[test]

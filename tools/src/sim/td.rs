@@ -159,6 +159,8 @@ pub struct PeTask {
     pub negate: bool,
     /// The absolute value of the result (PE config bit 6).
     pub abs: bool,
+    /// A ReLU of the result (PE config bit 5).
+    pub relu: bool,
     /// The fp16 scale of BiasScale (high half).
     pub scale: f32,
     /// The fp16 bias of BiasScale (low half).
@@ -530,7 +532,10 @@ mod tests {
         assert_eq!(ne.mac, Mac::Kernel { layout: Box::new(layout), depthwise: false });
         assert_eq!(t.l2_result, Region { base: 0x30, channel: 0x10, row: 0x30, depth: 0 });
         let (t, _) = apple("sum");
-        assert_eq!(t.unit, Unit::Pe(PeTask { op: PeOp::Add, negate: false, abs: false, scale: 1.0, bias: 0.0 }));
+        assert_eq!(
+            t.unit,
+            Unit::Pe(PeTask { op: PeOp::Add, negate: false, abs: false, relu: false, scale: 1.0, bias: 0.0 })
+        );
         assert_eq!((t.sources[0].bar, t.sources[1].bar), (6, 5));
         assert_eq!((t.sources[1].row, t.sources[1].plane, t.sources[1].depth), (0x40, 0x40, 0x1000));
         assert_eq!(t.l2_sources[1], Region { base: 0x440, channel: 0x10, row: 0x420, depth: 0 });

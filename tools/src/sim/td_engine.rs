@@ -33,8 +33,10 @@ const STREAM_NAMES: [&str; 4] = ["bias", "post-scale", "palette LUT", "activatio
 const STREAM_ENABLE: u32 = 1;
 const STREAM_CACHE_HINT: u32 = 0x3C0;
 /// PE config (word 0x22c) bits: the op (4:2), a second operand is read (19), it is
-/// negated (18), the absolute value of the result (6: Apple's `unary_abs`, 0x40).
+/// negated (18), the absolute value of the result (6: Apple's `unary_abs`, 0x40), a ReLU
+/// of the result (5: Apple's `chain_add_relu_c512`, 0x80020).
 const PE_OP: u32 = 0x7 << 2;
+const PE_RELU: u32 = 1 << 5;
 const PE_SECOND: u32 = 1 << 19;
 const PE_NEGATE: u32 = 1 << 18;
 const PE_ABS: u32 = 1 << 6;
@@ -219,6 +221,7 @@ fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<Unit, SimError> {
     let second = cfg & PE_SECOND != 0;
     let negate = cfg & PE_NEGATE != 0;
     let abs = cfg & PE_ABS != 0;
+    let relu = cfg & PE_RELU != 0;
     let two = c.operands != Operands::One;
     let three = c.operands == Operands::ThreeL2;
     let valid = match op {
@@ -226,11 +229,11 @@ fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<Unit, SimError> {
         PeOp::Add => second == two && (!negate || two),
         _ => second && two && !negate && !three,
     };
-    if cfg & !(PE_OP | PE_SECOND | PE_NEGATE | PE_ABS) != 0 || !valid {
+    if cfg & !(PE_OP | PE_SECOND | PE_NEGATE | PE_ABS | PE_RELU) != 0 || !valid {
         let reason = format!(
             "PE config: {op:?} is modelled with bit 19 set exactly when a second operand is read (Common.Cfg \
              0x31, 0x33, 0x41), bit 18 (negate) only for add with a second operand, three operands only with \
-             add, bit 6 (abs), no other bits"
+             add, bit 6 (abs), bit 5 (ReLU), no other bits"
         );
         return Err(r.err("word 0x22c", cfg.into(), reason));
     }
@@ -238,7 +241,7 @@ fn pe(r: &mut Reader, c: &Common, k: &KernelDma) -> Result<Unit, SimError> {
     r.fixed_word(0x234, u32::MAX, &[0x3C00_0000], "PE PreScale (fp16 in the high half): 1.0")?;
     r.fixed_word(0x238, u32::MAX, &[0x3F80_0000], "PE FinalScale (fp32): 1.0")?;
     let (scale, bias) = (half_at(u64::from(bias_scale >> 16)), half_at(u64::from(bias_scale)));
-    Ok(Unit::Pe(PeTask { op, negate, abs, scale, bias }))
+    Ok(Unit::Pe(PeTask { op, negate, abs, relu, scale, bias }))
 }
 
 /// The MAC configuration fields.
