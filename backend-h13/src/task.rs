@@ -260,6 +260,30 @@ pub struct L2Link {
     pub dma_fmt: bool,
 }
 
+/// The four alias bits of an L2.SourceCfg or ResultCfg word.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AliasBits {
+    /// AliasConvSrc.
+    pub conv_src: bool,
+    /// AliasConvRslt.
+    pub conv_result: bool,
+    /// AliasPlanarSrc.
+    pub planar_src: bool,
+    /// AliasPlanarRslt.
+    pub planar_result: bool,
+}
+
+/// The alias bits `lower::l2_chain::hazard_aliases` chose for what a task writes into L2:
+/// the source the tile DMA loads (SourceCfg; a source read in place keeps its `L2Link`)
+/// and the result (ResultCfg).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct L2Aliases {
+    /// SourceCfg's bits when the source is loaded.
+    pub source: AliasBits,
+    /// ResultCfg's bits.
+    pub result: AliasBits,
+}
+
 /// A memory surface two tasks of a recipe declare although the data passes through L2:
 /// the writer names it as its destination (header DPC, WBase; TSR/TSE), the reader as its
 /// source (SPC, RBase0; the tile DMA idle with DependencyMode 1). Apple's scratch, BAR 3.
@@ -461,10 +485,10 @@ pub struct Task {
     pub kernel_write: Option<u32>,
     /// The task opens an L2 section (header SPL) because the task before it ended one.
     pub opens_section: bool,
-    /// L2.SourceCfg and ResultCfg carry the planar aliases (AliasPlanarSrc,
-    /// AliasPlanarRslt) of a task loading its source; a runtime matmul's tasks after its
-    /// first drop them (`matmul-runtime.md` §3, §6).
-    pub planar_aliases: bool,
+    /// The alias bits of the loaded source and the result, when the recipe derived them
+    /// from the L2 regions of the tasks before (a runtime matmul's tasks after its first,
+    /// `matmul-runtime.md` §6); otherwise the encoder's defaults.
+    pub l2_aliases: Option<L2Aliases>,
 }
 
 impl Task {
@@ -502,7 +526,7 @@ impl Task {
             runtime_kernel: None,
             kernel_write: None,
             opens_section: false,
-            planar_aliases: true,
+            l2_aliases: None,
         }
     }
 

@@ -5,8 +5,9 @@ use super::set_unnamed_units;
 use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::layout::{round_up, L2Region, L2_GRANULE};
-use crate::task::{Engine, PoolMode, ReduceOp, SourceResidency, Surface, Task};
+use crate::task::{AliasBits, Engine, PoolMode, ReduceOp, SourceResidency, Surface, Task};
 use crate::td::TdImage;
+use std::ops::Range;
 
 /// Unnamed SourceCfg bit 24: set when a second source is read (sum, mul12).
 const SOURCE_CFG_TWO_SOURCES: u32 = 1 << 24;
@@ -134,10 +135,11 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         None => {}
     }
     encode_source_cfg(td, t)?;
+    let r1 = first_region(t, src, gen);
     let mut end = match (t.l2_source, t.residency) {
-        (Some(v), SourceResidency::Resident) => encode_source_in_place(td, t, &v.region)?,
-        (Some(v), _) => encode_loaded_region(td, &v.region, src.ty.d)?,
-        (None, _) => encode_source(td, t, src, gen)?,
+        (Some(_), SourceResidency::Resident) => encode_source_in_place(td, t, &r1)?,
+        (Some(_), _) => encode_loaded_region(td, &r1, src.ty.d)?,
+        (None, _) => encode_source(td, t, src, &r1)?,
     };
     // The bytes the loaded first source spans: an aliased result takes its layout.
     let first_span = if t.l2_source.is_none() { end.saturating_sub(t.l2_base()) } else { 0 };
@@ -153,11 +155,7 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     }
     if let Some(src2) = t.sources.get(1) {
         td.set_unnamed_bits(0x1E4, SOURCE_CFG_TWO_SOURCES)?;
-        let mut base2 = round_up(end, SECOND_SOURCE_ALIGN);
-        if base2.is_multiple_of(SECOND_SOURCE_BANK) {
-            base2 += SECOND_SOURCE_ALIGN;
-        }
-        let r2 = source_region(t, src2, base2, gen);
+        let r2 = source_region(t, src2, second_base(end), gen);
         let words = [(0x1FC, r2.base), (0x200, r2.channel), (0x204, r2.row), (0x208, r2.plane), (0x20C, r2.plane)];
         for (offset, bytes) in words {
             set_unnamed_units(td, offset, bytes, 4, 17)?;
@@ -167,6 +165,73 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     let aliased = result_aliased(t, gen) && !t.engine.is_conv();
     check_capacity(t, end, aliased.then_some(first_span))?;
     encode_result(td, t, end, gen)
+}
+
+/// The first source's region: where an earlier task or the recipe put it, or after the
+/// task's result or operand.
+fn first_region(t: &Task, src: &Surface, gen: &Generation) -> L2Region {
+    match t.l2_source {
+        Some(v) => v.region,
+        None => source_region(t, src, t.l2_base(), gen),
+    }
+}
+
+/// A second source starts after the first (and the operand) on 0x40, one more 0x40 when
+/// that lands on a 0x400 boundary.
+fn second_base(end: u64) -> u64 {
+    let base = round_up(end, SECOND_SOURCE_ALIGN);
+    if base.is_multiple_of(SECOND_SOURCE_BANK) {
+        base + SECOND_SOURCE_ALIGN
+    } else {
+        base
+    }
+}
+
+/// Rows of its destination a result streamed to memory holds in L2 at a time: the live
+/// part of its region for the alias rule (`matmul-runtime.md` §6: one row contradicts
+/// env_mm_r3rr_m128, three rows rrmm_r3rr_m64).
+const STREAMED_ROWS: u64 = 2;
+
+/// The L2 byte ranges a task reads and writes, as `lower::l2_chain::hazard_aliases` sees
+/// them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct L2Use {
+    /// Sources the tile DMA loads.
+    pub loaded: Vec<Range<u64>>,
+    /// Sources read where an earlier task left them (the first source, the operand).
+    pub read: Vec<Range<u64>>,
+    /// The result: kept in L2 whole; streamed to memory, its first `STREAMED_ROWS` rows.
+    pub result: Range<u64>,
+}
+
+/// What `t` occupies in L2: the regions `encode` writes.
+pub(crate) fn l2_use(t: &Task, gen: &Generation) -> Result<L2Use, BackendError> {
+    let src = t.sources.first().ok_or_else(|| BackendError::Internal("task without source".into()))?;
+    let span = |r: &L2Region| r.base..r.end();
+    let r1 = first_region(t, src, gen);
+    let mut u = L2Use::default();
+    match t.residency {
+        SourceResidency::Resident => u.read.push(span(&r1)),
+        _ => u.loaded.push(span(&r1)),
+    }
+    let mut end = r1.end();
+    if let Some(o) = t.l2_operand {
+        u.read.push(span(&o.vector.region));
+        end = end.max(o.vector.region.end());
+    }
+    if let Some(src2) = t.sources.get(1) {
+        let r2 = source_region(t, src2, second_base(end), gen);
+        u.loaded.push(span(&r2));
+        end = r2.end();
+    }
+    u.result = match t.l2_result {
+        Some(v) => span(&v.region),
+        None => {
+            let rows = STREAMED_ROWS * t.dest.strides.row.max(L2_GRANULE);
+            end..end + result_region(&t.dest, end).size.min(rows)
+        }
+    };
+    Ok(u)
 }
 
 /// Bytes of L2 the TD's region addresses reach: ResultBase and SourceBase hold 17 bits of
@@ -222,9 +287,9 @@ fn depth_slices(t: &Task, src: &Surface) -> u64 {
     }
 }
 
-/// The first source's region words; the end of the region.
-fn encode_source(td: &mut TdImage, t: &Task, src: &Surface, gen: &Generation) -> Result<u64, BackendError> {
-    let r1 = source_region(t, src, t.l2_base(), gen);
+/// The first source's region words (`r1`, placed after the task's result or operand);
+/// the end of the region.
+fn encode_source(td: &mut TdImage, t: &Task, src: &Surface, r1: &L2Region) -> Result<u64, BackendError> {
     td.set("L2.SourceBase.Addr", r1.base >> 4)?;
     super::set_units(td, "L2.SourceChannelStride.Stride", r1.channel, 16)?;
     super::set_units(td, "L2.SourceRowStride.Stride", r1.row, 16)?;
@@ -300,18 +365,26 @@ fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
             return td.set("L2.SourceCfg.DMAInterleave", 1);
         }
     };
-    // A task reading an operand another task left in L2 drops the planar aliases (0x172).
-    let aliases = if t.l2_operand.is_some() || !t.planar_aliases { &CONV_ALIASES[..] } else { &ALIASES[..] };
-    set_bits(td, "SourceCfg", aliases)?;
+    if let Some(a) = t.l2_aliases {
+        // The bits the recipe derived from the regions of the tasks before.
+        set_bits(td, "SourceCfg", &DMA_BITS)?;
+        set_alias_bits(td, "SourceCfg", a.source)?;
+    } else {
+        // A task reading an operand another task left in L2 drops the planar aliases (0x172).
+        let aliases = if t.l2_operand.is_some() { &CONV_ALIASES[..] } else { &ALIASES[..] };
+        set_bits(td, "SourceCfg", aliases)?;
+    }
     td.set("L2.SourceCfg.SourceType", source_type)
 }
 
 fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Result<(), BackendError> {
-    // A task after another in L2 (a resident source or an L2 operand) has no alias bits.
-    if t.residency == SourceResidency::Resident || t.l2_operand.is_some() {
+    if let Some(a) = t.l2_aliases {
+        // The bits the recipe derived from the regions of the tasks before.
         set_bits(td, "ResultCfg", &DMA_BITS)?;
-    } else if !t.planar_aliases {
-        set_bits(td, "ResultCfg", &CONV_ALIASES)?;
+        set_alias_bits(td, "ResultCfg", a.result)?;
+    } else if t.residency == SourceResidency::Resident || t.l2_operand.is_some() {
+        // A task after another in L2 (a resident source or an L2 operand) has no alias bits.
+        set_bits(td, "ResultCfg", &DMA_BITS)?;
     } else {
         set_bits(td, "ResultCfg", &ALIASES)?;
     }
@@ -383,6 +456,20 @@ const ALIASES: [&str; 6] =
     ["AliasConvSrc", "AliasConvRslt", "AliasPlanarSrc", "AliasPlanarRslt", "DMAFmt", "DMAInterleave"];
 const CONV_ALIASES: [&str; 4] = ["AliasConvSrc", "AliasConvRslt", "DMAFmt", "DMAInterleave"];
 const DMA_BITS: [&str; 2] = ["DMAFmt", "DMAInterleave"];
+
+/// Sets the four alias bits of `cfg` as `a` says.
+fn set_alias_bits(td: &mut TdImage, cfg: &str, a: AliasBits) -> Result<(), BackendError> {
+    let bits = [
+        ("AliasConvSrc", a.conv_src),
+        ("AliasConvRslt", a.conv_result),
+        ("AliasPlanarSrc", a.planar_src),
+        ("AliasPlanarRslt", a.planar_result),
+    ];
+    for (field, on) in bits {
+        td.set(&format!("L2.{cfg}.{field}"), u64::from(on))?;
+    }
+    Ok(())
+}
 
 /// Sets each of `bits` (one-bit fields, DMAFmt 1) of `cfg`.
 fn set_bits(td: &mut TdImage, cfg: &str, bits: &[&str]) -> Result<(), BackendError> {

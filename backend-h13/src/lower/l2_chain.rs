@@ -1,12 +1,16 @@
 //! Pieces every recipe that keeps its intermediates in L2 uses (softmax, layer_norm):
 //! regions in Apple's layouts, the SourceCfg link of a step, scratch surfaces for results
-//! that never reach memory, and the check that a plan fits the L2.
+//! that never reach memory, the check that a plan fits the L2, and the alias bits of what
+//! a task writes into L2 ([`hazard_aliases`]).
 
+use crate::encode::l2::{l2_use, L2Use};
 use crate::error::BackendError;
+use crate::generation::Generation;
 use crate::layout::{L2Region, Strides};
-use crate::task::{L2Form, L2Link, L2Vector, SourceResidency, Surface, Task};
+use crate::task::{AliasBits, Engine, L2Aliases, L2Form, L2Link, L2Vector, SourceResidency, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Op, TensorType};
+use std::ops::Range;
 
 /// The L2 of the H13 (1 MiB).
 pub const L2_BYTES: u64 = 1 << 20;
@@ -66,5 +70,223 @@ pub fn check_fits(op: &Op, tasks: &[Task], what: &str) -> Result<(), BackendErro
             &format!("{what} needs {end:#x} bytes of L2, more than the {L2_BYTES:#x} the engine has (no tiling yet)"),
         )),
         _ => Ok(()),
+    }
+}
+
+/// The engine an alias bit names: the convolution engine (every NE path) or the planar
+/// engine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unit {
+    Conv,
+    Planar,
+}
+
+impl Unit {
+    fn of(e: Engine) -> Unit {
+        if e == Engine::Pe {
+            Unit::Planar
+        } else {
+            Unit::Conv
+        }
+    }
+
+    fn other(self) -> Unit {
+        match self {
+            Unit::Conv => Unit::Planar,
+            Unit::Planar => Unit::Conv,
+        }
+    }
+}
+
+/// A task's source(s) or its result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Source,
+    Result,
+}
+
+/// L2 bytes an earlier task may still be using.
+#[derive(Debug, Clone)]
+struct Live {
+    task: usize,
+    unit: Unit,
+    part: Part,
+    bytes: Range<u64>,
+}
+
+/// A task waited for (with every earlier task of its engine).
+#[derive(Debug, Clone, Copy)]
+struct Wait {
+    task: usize,
+    unit: Unit,
+}
+
+fn set(bits: &mut AliasBits, unit: Unit, part: Part) {
+    match (unit, part) {
+        (Unit::Conv, Part::Source) => bits.conv_src = true,
+        (Unit::Conv, Part::Result) => bits.conv_result = true,
+        (Unit::Planar, Part::Source) => bits.planar_src = true,
+        (Unit::Planar, Part::Result) => bits.planar_result = true,
+    }
+}
+
+fn overlaps(a: &Range<u64>, b: &Range<u64>) -> bool {
+    a.start < b.end && b.start < a.end
+}
+
+/// The alias bits of the tasks after the first of `tasks` (in program order; the first
+/// keeps all four, as a program's first task): `matmul-runtime.md` §6. A task's regions
+/// stay live until a later task waits for it. For what a task writes into L2 (a source the
+/// tile DMA loads, its result):
+/// * the other engine's bits name its live regions the write overlaps: `Rslt` when it
+///   overlaps the live result of a task of that engine, else `Src` when it overlaps a live
+///   source (the live part of a result streamed to memory: its first two destination
+///   rows); the result is checked after the waits of the sources read in place, and left
+///   clear when the loaded source already names that engine's result;
+/// * its own engine's two bits on both words when it opens a section (header SPL) and
+///   loads its source, none otherwise;
+/// * a bit waits, for the tasks after this one, for the tasks it names, and reading a
+///   result in place for its writer; a wait for a task covers every earlier task of its
+///   engine.
+///
+/// A source read in place keeps its recipe's link; its bits are not derived here.
+pub fn hazard_aliases(tasks: &mut [Task], gen: &Generation) -> Result<(), BackendError> {
+    let uses = tasks.iter().map(|t| l2_use(t, gen)).collect::<Result<Vec<_>, _>>()?;
+    let mut live = Vec::new();
+    for (i, (t, u)) in tasks.iter_mut().zip(&uses).enumerate() {
+        if i > 0 {
+            t.l2_aliases = Some(aliases(t, u, &mut live));
+        }
+        let unit = Unit::of(t.engine);
+        let sources = u.loaded.iter().chain(&u.read);
+        live.extend(sources.map(|b| Live { task: i, unit, part: Part::Source, bytes: b.clone() }));
+        live.push(Live { task: i, unit, part: Part::Result, bytes: u.result.clone() });
+    }
+    Ok(())
+}
+
+/// The bits of `t` (using `u`) against the `live` regions, which lose what `t` waits for.
+fn aliases(t: &Task, u: &L2Use, live: &mut Vec<Live>) -> L2Aliases {
+    let own = Unit::of(t.engine);
+    let other = own.other();
+    let mut a = L2Aliases::default();
+    if t.opens_section && !u.loaded.is_empty() {
+        for part in [Part::Source, Part::Result] {
+            set(&mut a.source, own, part);
+            set(&mut a.result, own, part);
+        }
+    }
+    let mut waits = Vec::new();
+    if let Some((part, hit)) = first_hit(live, other, &u.loaded) {
+        set(&mut a.source, other, part);
+        waits.extend(hit.into_iter().map(|task| Wait { task, unit: other }));
+    }
+    let writers = live.iter().filter(|l| l.part == Part::Result && u.read.iter().any(|r| overlaps(r, &l.bytes)));
+    let reads: Vec<Wait> = writers.map(|l| Wait { task: l.task, unit: l.unit }).collect();
+    release(live, &reads);
+    let source_names_result = match other {
+        Unit::Conv => a.source.conv_result,
+        Unit::Planar => a.source.planar_result,
+    };
+    if !source_names_result && !links_result(t, other) {
+        if let Some((part, hit)) = first_hit(live, other, std::slice::from_ref(&u.result)) {
+            set(&mut a.result, other, part);
+            waits.extend(hit.into_iter().map(|task| Wait { task, unit: other }));
+        }
+    }
+    release(live, &waits);
+    a
+}
+
+/// The first part (results before sources) of `unit`'s live regions that `bytes` overlap,
+/// and the tasks they belong to.
+fn first_hit(live: &[Live], unit: Unit, bytes: &[Range<u64>]) -> Option<(Part, Vec<usize>)> {
+    [Part::Result, Part::Source].into_iter().find_map(|part| {
+        let hit: Vec<usize> = live
+            .iter()
+            .filter(|l| l.unit == unit && l.part == part && bytes.iter().any(|b| overlaps(b, &l.bytes)))
+            .map(|l| l.task)
+            .collect();
+        (!hit.is_empty()).then_some((part, hit))
+    })
+}
+
+/// True when `t`'s source read in place is linked as `unit`'s result (its recipe's link,
+/// or 0x120 for a source an earlier task left where it reads it).
+fn links_result(t: &Task, unit: Unit) -> bool {
+    match (t.residency, t.l2_link) {
+        (SourceResidency::Resident, Some(l)) => match unit {
+            Unit::Conv => l.conv_result,
+            Unit::Planar => l.planar_result,
+        },
+        (SourceResidency::Resident, None) => unit == Unit::Conv && t.l2_source.is_some(),
+        _ => false,
+    }
+}
+
+/// Drops what `waits` covers from `live`: a wait for a task covers every earlier task of
+/// its engine.
+fn release(live: &mut Vec<Live>, waits: &[Wait]) {
+    live.retain(|l| !waits.iter().any(|w| w.unit == l.unit && l.task <= w.task));
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use crate::generation::Compat;
+    use anec_ir::DType;
+
+    fn surface(c: u32, w: u32) -> Surface {
+        let ty = TensorType { n: 1, c, d: 1, h: 1, w, dtype: DType::F16 };
+        Surface { bar: 5, ty, strides: Strides::of(&ty, &Default::default()), offset: 0 }
+    }
+
+    /// A runtime matmul's first two tasks for n x n matrices: the planar-engine copy of x
+    /// into memory as a kernel of `b` interleaved channels (its L2 source at 0, its result
+    /// streamed after it), then the NE pass writing yᵀ into L2 at 0 (channels padded by
+    /// 0x10) with y staged after it, opening a section.
+    fn copy_then_transposer(n: u32, b: u32) -> Vec<Task> {
+        let scratch = surface(n / b, n * b);
+        let mut copy = Task::new("mm", Engine::Pe, vec![surface(n, n)], Surface { ty: surface(n, n).ty, ..scratch });
+        copy.kernel_write = Some(b);
+        let y = surface(n, n);
+        let mut transposer = Task::new("mm", Engine::NePass, vec![y], y);
+        let channel = u64::from(n) * 2 + 0x10;
+        let size = channel * u64::from(n);
+        let region = L2Region { base: 0, channel, row: size, plane: size, size };
+        transposer.l2_result = Some(L2Vector { form: L2Form::Transposed, region });
+        transposer.opens_section = true;
+        vec![copy, transposer]
+    }
+
+    fn bits(conv: bool, planar_src: bool, planar_result: bool) -> AliasBits {
+        AliasBits { conv_src: conv, conv_result: conv, planar_src, planar_result }
+    }
+
+    #[test]
+    fn the_first_write_over_the_copy_s_live_result_waits_for_it() {
+        // 64 x 64 (kernel rows of 0x200): y staged at 0x2400 starts where the copy's two
+        // live rows end, yᵀ at [0, 0x2400) covers them: ResultCfg 0x400170 (rrmm_r3rr_m64).
+        let mut t = copy_then_transposer(64, 4);
+        hazard_aliases(&mut t, Compat::Current.data()).unwrap();
+        assert_eq!(t[0].l2_aliases, None);
+        let a = t[1].l2_aliases.unwrap();
+        assert_eq!((a.source, a.result), (bits(true, false, false), bits(true, false, true)));
+        // 128 x 128 (rows of 0x800): y at 0x8800 overlaps the live rows [0x8000, 0x9000),
+        // so the source waits and the result, over the copy's regions, says nothing
+        // (SourceCfg 0x400172, ResultCfg 0x170: env_mm_r3rr_m128).
+        let mut t = copy_then_transposer(128, 8);
+        // A convolution reading yᵀ in place, its result streamed after it over the copy's
+        // live rows: the transposer waited for the copy, so it names nothing.
+        let mut slice = Task::new("mm", Engine::NeConv, vec![surface(128, 128)], surface(128, 128));
+        let y_t = t[1].l2_result.unwrap();
+        read_in_place(&mut slice, y_t.region, L2Link::default());
+        t.push(slice);
+        hazard_aliases(&mut t, Compat::Current.data()).unwrap();
+        let a = t[1].l2_aliases.unwrap();
+        assert_eq!((a.source, a.result), (bits(true, false, true), bits(true, false, false)));
+        assert_eq!(t[2].l2_aliases, Some(L2Aliases::default()));
     }
 }

@@ -24,11 +24,13 @@
 //! Refused, with the limit named: a batch (the plan runs one matrix), yᵀ and y beyond the
 //! 1 MiB L2 together, a per-channel gain/offset (its streams would need `__const`).
 
+use super::l2_chain::hazard_aliases;
 use super::matmul::region;
 use crate::affine::gain_offset;
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
+use crate::generation::Compat;
 use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
 use crate::task::{
     ConvGeom, Engine, KernelChunk, L2Form, L2Link, L2Vector, PeOp, RuntimeKernel, SourceResidency, Surface, Task, Token,
@@ -248,8 +250,10 @@ pub(super) fn lower(
         t.affine = affine;
         tasks.push(t);
     }
-    // The tasks after the recipe's first drop the planar aliases (`matmul-runtime.md` §6).
-    tasks.iter_mut().skip(1).for_each(|t| t.planar_aliases = false);
+    // The alias bits of what the tasks after the first write into L2 follow from the
+    // regions of the tasks before (`matmul-runtime.md` §6). The recipe exists only in the
+    // current generation (it needs its scratch buffer).
+    hazard_aliases(&mut tasks, Compat::Current.data())?;
     Ok(tasks)
 }
 

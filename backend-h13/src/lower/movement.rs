@@ -51,56 +51,85 @@ pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, Bac
 /// result reads only the same row of its one source (a copy, a table or gain/offset
 /// pass), as several tasks over bands of rows, each as many rows as fit (the tile DMA
 /// reads and writes each band at its row offset), or, for a one-row tensor without
-/// per-channel vectors, over bands of channels. Anything else is left for the encoder to
+/// per-channel vectors, over bands of channels; a transposing pass over bands of the
+/// source's columns (the result's channels). Anything else is left for the encoder to
 /// refuse by name.
 pub(super) fn in_bands(t: Task, gen: &Generation) -> Vec<Task> {
-    if !row_local(&t) || crate::encode::l2::fits(&t, gen) {
+    if crate::encode::l2::fits(&t, gen) {
         return vec![t];
     }
-    let axis = if t.dest.ty.h > 1 { Cut::Rows } else { Cut::Channels };
-    if axis == Cut::Channels && t.vectors.any() {
-        return vec![t];
-    }
-    let n = axis.extent(&t.dest);
-    // The most rows (or channels) one band holds: fits() is monotone in them.
-    let (mut lo, mut hi) = (0, n);
+    let axis = match (row_local(&t), t.transposed_write && one_source(&t)) {
+        (true, _) if t.dest.ty.h > 1 => Cut::Rows,
+        (true, _) if !t.vectors.any() => Cut::Channels,
+        // A transposing pass: columns of the source are channels of the result.
+        (false, true) => Cut::Columns,
+        _ => return vec![t],
+    };
+    let (n, unit) = (axis.extent(&t), axis.unit(&t));
+    // The most rows (channels, columns) one band holds, in whole units: fits() is
+    // monotone in them.
+    let (mut lo, mut hi) = (0, n / unit);
     while lo < hi {
         let mid = (lo + hi).div_ceil(2);
-        if crate::encode::l2::fits(&band(&t, axis, 0, mid), gen) {
+        if crate::encode::l2::fits(&band(&t, axis, 0, mid * unit), gen) {
             lo = mid;
         } else {
             hi = mid - 1;
         }
     }
-    if lo == 0 {
+    let size = lo * unit;
+    if size == 0 {
         return vec![t];
     }
-    (0..n).step_by(lo as usize).map(|first| band(&t, axis, first, lo.min(n - first))).collect()
+    (0..n).step_by(size as usize).map(|first| band(&t, axis, first, size.min(n - first))).collect()
 }
 
-/// The axis a task is cut along.
+/// The axis a task is cut along: the rows or channels of source and result alike, or the
+/// columns of the source that a transposing pass writes as channels.
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum Cut {
     Rows,
     Channels,
+    Columns,
 }
 
 impl Cut {
-    fn extent(self, s: &Surface) -> u32 {
+    fn extent(self, t: &Task) -> u32 {
         match self {
-            Cut::Rows => s.ty.h,
-            Cut::Channels => s.ty.c,
+            Cut::Rows => t.dest.ty.h,
+            Cut::Channels | Cut::Columns => t.dest.ty.c,
         }
     }
 
-    /// `count` rows (or channels) of `s` from `first`.
-    fn cut(self, s: &Surface, first: u32, count: u32) -> Surface {
-        let (ty, stride) = match self {
-            Cut::Rows => (TensorType { h: count, ..s.ty }, s.strides.row),
-            Cut::Channels => (TensorType { c: count, ..s.ty }, s.strides.plane),
+    /// Bands hold whole multiples of this: a column band starts on a 64-byte unit of the
+    /// source row (the tile DMA's base).
+    fn unit(self, t: &Task) -> u32 {
+        let elem = t.sources.first().map_or(2, |s| s.ty.dtype.size() as u64);
+        match self {
+            Cut::Columns => (DMA_UNIT / elem) as u32,
+            _ => 1,
+        }
+    }
+
+    /// The band `first .. first + count` of a source (`source`) or result surface.
+    fn cut(self, s: &Surface, source: bool, first: u32, count: u32) -> Surface {
+        let elem = s.ty.dtype.size() as u64;
+        let (ty, stride) = match (self, source) {
+            (Cut::Rows, _) => (TensorType { h: count, ..s.ty }, s.strides.row),
+            (Cut::Channels, _) | (Cut::Columns, false) => (TensorType { c: count, ..s.ty }, s.strides.plane),
+            (Cut::Columns, true) => (TensorType { w: count, ..s.ty }, elem),
         };
         Surface { ty, offset: s.offset + u64::from(first) * stride, ..*s }
     }
+}
+
+/// True for a task reading one source from memory, nothing from L2.
+fn one_source(t: &Task) -> bool {
+    t.sources.len() == 1
+        && t.l2_source.is_none()
+        && t.l2_result.is_none()
+        && t.l2_operand.is_none()
+        && t.token.is_none()
 }
 
 /// True for a task whose result row `h` (and channel `c`) reads row `h` (channel `c`) of
@@ -124,11 +153,11 @@ fn row_local(t: &Task) -> bool {
         && t.kernel_write.is_none()
 }
 
-/// Rows (or channels) `first .. first + count` of a row-local task.
+/// Band `first .. first + count` of `t` along `axis`.
 fn band(t: &Task, axis: Cut, first: u32, count: u32) -> Task {
     let mut b = t.clone();
-    b.sources = t.sources.iter().map(|s| axis.cut(s, first, count)).collect();
-    b.dest = axis.cut(&t.dest, first, count);
+    b.sources = t.sources.iter().map(|s| axis.cut(s, true, first, count)).collect();
+    b.dest = axis.cut(&t.dest, false, first, count);
     b
 }
 
