@@ -570,4 +570,16 @@ impl Task {
     pub fn reads_kernel_memory(&self) -> bool {
         !self.kernel.is_empty() || self.vectors.any()
     }
+
+    /// The sources the tile DMA reads from memory: every source but a first one already in
+    /// L2 or standing only for reading a scratch surface (its tile DMA idle).
+    pub fn memory_sources(&self) -> impl Iterator<Item = &Surface> {
+        let first_idle = self.residency == SourceResidency::Resident || matches!(self.token, Some(Token::Reads(_)));
+        self.sources.iter().skip(usize::from(first_idle))
+    }
+
+    /// True when the tile DMA writes the result to memory (it is not kept in L2).
+    pub fn writes_memory(&self) -> bool {
+        self.l2_result.is_none()
+    }
 }

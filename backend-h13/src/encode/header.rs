@@ -60,7 +60,7 @@ pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos, gen: &Generation) -> Re
     };
     td.set("aneTD.Header[4].DebugLogEvents", debug_class(t) | position)?;
     td.set("aneTD.Header[8].TBE", u64::from(!last))?;
-    td.set("aneTD.Header[1].ExeCycles", exe_cycles(t))?;
+    td.set("aneTD.Header[1].ExeCycles", super::exe_cycles::exe_cycles(t))?;
     // SPL on the first task, TSR and TSE on the last; SrcLoc when the task reads its
     // source from memory, DstLoc when it writes memory (every chain of the current
     // corpus; a single task sets all five).
@@ -139,73 +139,4 @@ fn encode_bars(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
         td.set("aneTD.Header[9].KBE0", 1)?;
     }
     Ok(())
-}
-
-/// ExeCycles: Apple's estimate of a task's cost. No exact rule is known.
-/// - A convolution costs its DRAM traffic: kernel bytes plus the rows of its input and
-///   output padded to 64 bytes, at [`CONV_BYTES_PER_CYCLE`] (rationale §3 of
-///   `docs/rationale/current-compiler/convolution.md`: one constant fits all 25
-///   convolution tasks of the current corpus; v4.2.1's conv 3->3 gives 0 as Apple wrote).
-/// - Other tasks follow a cost model fitted to every task of the elementwise, broadcast,
-///   unary and activation records of the current corpus (44 tasks, all reproduced, at
-///   the centre of the feasible region; leaving one case out, 3 of 44 miss by 1): per
-///   memory read a term per plane (N·C) and per row (N·C·H), per memory write a term per
-///   row, and a term per byte moved (reads and writes, unpadded rows). Every v4.2.1
-///   program is small enough for 0, as Apple wrote. See `docs/conformance.md`.
-///   - Reads count memory only; a source already in L2 costs nothing except to a
-///     reduction (softmax 64x8x8's subtract 0, its grouped maximum 1).
-/// - An NE task keeping its result in L2 costs its bytes as a convolution does (matmul's
-///   preparation task, the transposers, softmax's copy), and any other NE task at least
-///   its bytes (the 768000-byte transpose of `encoder_transpose_r4_0213`: 45).
-fn exe_cycles(t: &Task) -> u64 {
-    if t.engine.is_conv() || (t.engine.uses_ne() && t.l2_result.is_some() && !t.channel_max) {
-        return conv_cycles(t);
-    }
-    // An NE task moving long rows costs at least its bytes (the transpose of
-    // `encoder_transpose_r4_0213`: 45 by bytes, 18 by the per-row model).
-    let bytes = if t.engine.uses_ne() && !t.channel_max { conv_cycles(t) } else { 0 };
-    const READ_PLANE: f64 = 0.001_825_37;
-    const READ_ROW: f64 = 0.001_808_48;
-    const WRITE_ROW: f64 = 0.001_553_73;
-    const BYTE: f64 = 0.000_004_790_83;
-    let ty = t.traffic_view();
-    let planes = f64::from(ty.n) * f64::from(ty.c);
-    let rows = planes * f64::from(ty.h);
-    let row_bytes = (u64::from(ty.w) * ty.dtype.size() as u64) as f64;
-    // Sources read from memory; a source already in L2 costs nothing, except to a
-    // reduction (softmax 64x8x8: the L2-only subtract 0, its grouped maximum 1).
-    let resident = t.residency == SourceResidency::Resident && t.reduce.is_none();
-    let reads = (t.sources.len() - usize::from(resident)) as f64;
-    let writes = if t.l2_result.is_some() { 0.0 } else { 1.0 };
-    let cost = reads * (READ_PLANE * planes + READ_ROW * rows)
-        + writes * WRITE_ROW * rows
-        + BYTE * (reads + writes) * rows * row_bytes;
-    (cost.floor().clamp(0.0, f64::from(u16::MAX)) as u64).max(bytes)
-}
-
-/// Bytes of DRAM traffic per cycle of a convolution: any value in (34044.7, 34192.7]
-/// reproduces every convolution task of the current corpus.
-const CONV_BYTES_PER_CYCLE: f64 = 1_024_000.0 / 30.0;
-
-/// The convolution term: (kernel + input + output bytes) / [`CONV_BYTES_PER_CYCLE`]; a
-/// source already in L2 or a result kept there costs nothing. NE tasks that write into L2
-/// follow it too (the matmul preparation task, the reduction transposer, softmax's copy:
-/// 64x8x8 0, 8x64x64 1, 12x64x64 2, 8x128x128 7).
-fn conv_cycles(t: &Task) -> u64 {
-    let rows = |s: &crate::task::Surface| {
-        let ty = s.ty;
-        u64::from(ty.n)
-            * u64::from(ty.c)
-            * u64::from(ty.h)
-            * crate::layout::round_up(u64::from(ty.w) * ty.dtype.size() as u64, 64)
-    };
-    let kernel: u64 = t.kernel.iter().map(|c| c.size).sum();
-    let input = match (t.residency, t.sources.first()) {
-        (SourceResidency::Resident, _) | (_, None) => 0,
-        (_, Some(s)) => rows(s),
-    };
-    // A result kept in L2 is not written to memory.
-    let output = if t.l2_result.is_some() { 0 } else { rows(&t.dest) };
-    let bytes = kernel + input + output;
-    ((bytes as f64 / CONV_BYTES_PER_CYCLE).floor() as u64).min(u64::from(u16::MAX))
 }

@@ -6,6 +6,7 @@
 //! lists them.
 
 mod common;
+mod exe_cycles;
 mod header;
 mod kernel_dma;
 pub(crate) mod l2;
