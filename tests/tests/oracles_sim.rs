@@ -1,6 +1,6 @@
 //! The simulator on the corpus of Apple's current compiler: for every record of the
 //! op families below (elementwise, broadcasting, activations, convolution, reductions,
-//! softmax, layer norm and the matmuls) that anec compiles, our program must compute the MIL's math within the documented fp16
+//! softmax, layer norm, the matmuls and the single ops and pairs of the chain records) that anec compiles, our program must compute the MIL's math within the documented fp16
 //! tolerance (`docs/simulator.md`), and so must Apple's program wherever our constant
 //! section hashes equal to Apple's (Apple's register words from the record, our constants
 //! and buffers; `anec_tests::oracle::apple_program`).
@@ -11,7 +11,9 @@ use anec_tests::agree::{compile_and_compare, compile_substitute_and_compare, ran
 use anec_tests::oracle::{self, Outcome};
 
 /// The families whose every compiled record is simulated.
-const FAMILIES: [&str; 13] = [
+const FAMILIES: [&str; 15] = [
+    "chain_base",
+    "chain_pair",
     "binary_runtime",
     "binary_constant",
     "env_broadcast",

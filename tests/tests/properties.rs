@@ -35,6 +35,11 @@ fn linear_agrees() {
 }
 
 #[test]
+fn two_linears_in_a_row_agree() {
+    run_family("mlp", CASES, families::mlp());
+}
+
+#[test]
 fn matmul_with_constant_weights_agrees() {
     run_family("matmul", CASES, families::matmul());
 }

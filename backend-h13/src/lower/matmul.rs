@@ -11,11 +11,12 @@
 //!    the tile DMA idle with DependencyMode 1, standing for reading the token) and writes
 //!    its result transposed back to memory as product rows (`conv::Output::transposed`).
 //!
-//! `plan` picks the transposes that become P, `prep` and `compute` build the two tasks.
-//! Not yet: the folded P C Y plan of results above 64 KiB, chained matmuls reading a
-//! result left in L2, and regime B (x^T through DRAM in the 8-channel interleave).
+//! `plan` picks the transposes that become P, `prep` and `compute` build the two tasks;
+//! a product over 64 KiB is folded (P C Y, [`fold`]), and a product the next matmul reads
+//! stays in L2 (`matmul_chain`). Not yet: regime B (x^T through DRAM in the 8-channel
+//! interleave).
 
-use super::conv;
+use super::{conv, matmul_chain};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
@@ -36,17 +37,31 @@ const CONV_READER_PAD_FROM: u64 = 0x40;
 /// next group, with the layout they keep it in.
 pub fn plan(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, L2Form> {
     let mut kept = BTreeMap::new();
-    for pair in groups.windows(2) {
+    for (i, pair) in groups.windows(2).enumerate() {
         let (Some(prep), Some(conv)) = (m.ops.get(pair[0].head), m.ops.get(pair[1].head)) else { continue };
         let lone = pair[0].goc.is_none() && pair[0].neuron.is_none() && pair[0].swap.is_none();
         let Some(&v) = prep.results.first() else { continue };
         let only_reader = m.users(v).count() == 1 && !m.outputs.iter().any(|o| o.value == v);
-        let compute = conv.opcode == OpCode::Conv && conv.operands.first() == Some(&v) && pair[1].swap.is_some();
+        // The compute writes its product transposed to memory, or (unfolded) keeps it in
+        // L2 for the next matmul (`matmul_chain`).
+        let handed = matmul_chain::product(m, &pair[1], groups.get(i + 2))
+            .filter(|&p| fold(m, prep).is_none() && chain_fits(m, prep, p));
+        let writes = pair[1].swap.is_some() || handed.is_some();
+        let compute = conv.opcode == OpCode::Conv && conv.operands.first() == Some(&v) && writes;
         if lone && only_reader && compute && is_prep(m, prep) && fits(m, prep) && pointwise(conv) {
             kept.insert(v, L2Form::Transposed);
+            if let Some(p) = handed {
+                kept.insert(p, L2Form::Standard);
+            }
         }
     }
     kept
+}
+
+/// x^T of `prep` and the product `p` kept after it fit L2 together.
+fn chain_fits(m: &Module, prep: &Op, p: ValueId) -> bool {
+    let (Some(xt), Some(ty)) = (xt_type(m, prep), m.ty(p)) else { return false };
+    matmul_chain::region(ty, region(&xt).end()).end() <= L2_BYTES
 }
 
 /// True for a channel<->width transpose of one `Mc x 1 x K` tensor.
@@ -56,7 +71,7 @@ fn is_prep(m: &Module, op: &Op) -> bool {
 }
 
 /// True for a 1x1 convolution of stride 1 without padding or groups.
-fn pointwise(op: &Op) -> bool {
+pub(super) fn pointwise(op: &Op) -> bool {
     let ints = |name: &str| op.attr(name).and_then(anec_ir::Attr::as_int_array);
     let groups = op.attr("groups").and_then(anec_ir::Attr::as_int).unwrap_or(1);
     ints("kernel") == Some(vec![1, 1]) && ints("stride") == Some(vec![1, 1]) && groups == 1
@@ -199,14 +214,46 @@ pub fn prep(m: &Module, op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
     Ok(t)
 }
 
+/// The tasks of a convolution group whose input is kept in L2, if it is one: step C
+/// reading x^T ([`compute`]), or C2 reading the product of the matmul before it
+/// (`matmul_chain`).
+pub fn lower_reader(
+    m: &Module,
+    g: &Group,
+    bufs: &Buffers,
+    consts: &mut ConstSection,
+    gen: &Generation,
+) -> Result<Option<Vec<Task>>, BackendError> {
+    let Some(op) = m.ops.get(g.head).filter(|op| op.opcode == OpCode::Conv) else { return Ok(None) };
+    let Some((&x, form)) = op.operands.first().and_then(|v| Some((v, *bufs.kept.get(v)?))) else {
+        return Ok(None);
+    };
+    let Some(producer) = m.producer(x) else { return Ok(None) };
+    match form {
+        L2Form::Transposed => compute(m, g, producer, bufs, consts, gen).map(Some),
+        _ => {
+            // The first matmul's convolution (before its fused gain/offset or ReLU) read x^T.
+            let mut c1 = producer;
+            while matches!(c1.opcode, OpCode::GainOffsetControl | OpCode::Neuron) {
+                let Some(p) = c1.operands.first().and_then(|&v| m.producer(v)) else { break };
+                c1 = p;
+            }
+            let prep = c1.operands.first().and_then(|&v| m.producer(v));
+            let prep = prep.ok_or_else(|| BackendError::Internal(format!("'{}' reads no x^T", c1.name)))?;
+            let xt = region(&token(bufs, &prep.name)?.ty);
+            matmul_chain::read_product(m, g, x, &xt, bufs, consts, gen).map(Some)
+        }
+    }
+}
+
 /// Step C: the convolution (with its fused gain/offset) reading x^T where P left it and
-/// writing the product rows transposed to `dest`.
-pub fn compute(
+/// writing the product rows transposed to memory, or keeping them in L2 for the next
+/// matmul (`matmul_chain`).
+fn compute(
     m: &Module,
     g: &Group,
     prep: &Op,
     bufs: &Buffers,
-    dest: Surface,
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
@@ -218,6 +265,17 @@ pub fn compute(
     if let Some(f) = fold {
         xt.base = f.xt_base(&xt);
     }
+    let last = op(g.last())?;
+    let result =
+        *last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
+    let handed = bufs.kept.get(&result) == Some(&L2Form::Standard);
+    let Some(&result_ty) = m.ty(result) else {
+        return Err(BackendError::Internal(format!("no type of '{}'", last.name)));
+    };
+    let dest = match handed {
+        true => matmul_chain::surface(result_ty),
+        false => super::movement::as_channels(bufs.surface(result)?),
+    };
     let out = match fold {
         // The product as the convolution computes it (N x Mh x 8), kept in L2.
         Some(f) => {
@@ -225,9 +283,12 @@ pub fn compute(
             let dest = Surface { bar: 0, offset: 0, ty, ..dest };
             conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: true }
         }
-        None => conv::Output { dest, transposed: true, source: Some(scratch), kept_transposed: false },
+        None => conv::Output { dest, transposed: !handed, source: Some(scratch), kept_transposed: false },
     };
     let mut tasks = conv::lower_conv(m, conv_op, goc, bufs, out, consts, gen)?;
+    if handed {
+        matmul_chain::keep(&mut tasks, matmul_chain::region(&result_ty, xt.end()));
+    }
     let vector = L2Vector { form: L2Form::Transposed, region: xt };
     if let Some(f) = fold {
         tasks = keep_product(conv_op, tasks, f, &xt, dest)?;

@@ -31,6 +31,7 @@ mod elementwise;
 mod l2_chain;
 pub mod l2_pair;
 pub mod matmul;
+mod matmul_chain;
 mod matmul_runtime;
 mod movement;
 mod neuron;
@@ -200,21 +201,15 @@ fn lower_l2_pair(
     gen: &Generation,
 ) -> Result<Option<Vec<Task>>, BackendError> {
     let op = m.ops.get(g.head).ok_or_else(|| BackendError::Internal(format!("no op {}", g.head)))?;
+    // A matmul's convolution reading x^T, or the product before it, in L2.
+    if let Some(tasks) = matmul::lower_reader(m, g, bufs, consts, gen)? {
+        return Ok(Some(tasks));
+    }
     if let Some((&v, &form)) = op.results.first().and_then(|v| bufs.kept.get_key_value(v)) {
         if form == crate::task::L2Form::Transposed {
             return Ok(Some(vec![matmul::prep(m, op, bufs)?]));
         }
         return Ok(Some(vec![l2_pair::producer(m, op, v, form, bufs, consts)?]));
-    }
-    let kept_input = op.operands.first().filter(|v| bufs.kept.contains_key(v)).and_then(|&v| m.producer(v));
-    if let (OpCode::Conv, Some(prep)) = (op.opcode, kept_input) {
-        let dest = bufs.surface(
-            *m.ops
-                .get(g.last())
-                .and_then(|o| o.results.first())
-                .ok_or_else(|| BackendError::Internal("no result".into()))?,
-        )?;
-        return Ok(Some(matmul::compute(m, g, prep, bufs, movement::as_channels(dest), consts, gen)?));
     }
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
     let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));

@@ -78,6 +78,34 @@ pub fn linear() -> impl Strategy<Value = Model> {
     })
 }
 
+/// Two `linear`s in a row (an MLP without its activation, or with a ReLU between them) on
+/// rank 2 `[s, d]` or rank 3 `[1, s, d]`: the first product handed to the second in L2.
+pub fn mlp() -> impl Strategy<Value = Model> {
+    let dims = (1usize..=24, 1usize..=40, 1usize..=40, 1usize..=24);
+    (dims, any::<bool>(), any::<bool>(), any::<u64>()).prop_map(|((s, d, h, o), relu, rank3, seed)| {
+        let shape = |f: usize| if rank3 { vec![1, s, f] } else { vec![s, f] };
+        let layer = |t: &mut MilText, name: &str, x: &str, din: usize, dout: usize, salt: u64| {
+            let args = [
+                ("x", x.to_string()),
+                ("weight", fp16_tensor(&[dout, din], &weights(seed ^ salt, dout * din))),
+                ("bias", fp16_tensor(&[dout], &weights(seed ^ salt ^ 1, dout))),
+            ];
+            t.op(name, &shape(dout), "linear", &args);
+        };
+        let mut t = MilText::new(&[("x", &shape(d))]);
+        layer(&mut t, "fc_0", "x", d, h, 2);
+        let mid = if relu {
+            t.op("act_0", &shape(h), "relu", &[("x", "fc_0".into())]);
+            "act_0"
+        } else {
+            "fc_0"
+        };
+        layer(&mut t, "fc_1", mid, h, o, 4);
+        t.output("fc_1");
+        mil("mlp", &t, &["fc_0", "act_0", "fc_1"], seed, RANGE)
+    })
+}
+
 /// `matmul(x, y)` with a constant `y` (`[din, dout]`, or `[dout, din]` with `transpose_y`),
 /// `x` `[s, din]` or, with `transpose_x`, `[din, s]`.
 pub fn matmul() -> impl Strategy<Value = Model> {
