@@ -123,6 +123,19 @@ fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
                 prev.neuron = Some(g.head);
                 continue;
             }
+            // A scalar gain/offset of a runtime matmul's product: its post-scale and bias
+            // (Apple's attention: the scores' 1/8 in Q·K^T's PostScale, `chains.md` §1.1).
+            let matmul = m.ops.get(prev.head).is_some_and(|h| h.opcode == OpCode::Matmul)
+                && prev.goc.is_none()
+                && prev.neuron.is_none()
+                && prev.swap.is_none();
+            let scalar = op.opcode == OpCode::GainOffsetControl
+                && op.attr("scale_data").is_none()
+                && op.attr("bias_data").is_none();
+            if matmul && scalar && sole {
+                prev.goc = Some(g.head);
+                continue;
+            }
         }
         out.push(g);
     }

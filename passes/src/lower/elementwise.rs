@@ -58,6 +58,10 @@ pub(crate) fn goc(cx: &mut Cx<'_, '_>, x: V, g: Goc) -> V {
             res.push((attr, blob, ty));
         }
     }
+    if res.is_empty() {
+        // A scalar gain/offset may run before the reshape or transpose it follows.
+        return (cx.emit(OpCode::GainOffsetControl, &[x.0], x.1, a), x.1);
+    }
     (cx.emit_with(OpCode::GainOffsetControl, &[x.0], x.1, a, res), x.1)
 }
 

@@ -3,9 +3,14 @@
 //!
 //! - a reshape of a reshape reads the first one's operand; a reshape back to that
 //!   operand's type is the operand (reshapes keep the element order);
-//! - an activation (`anec.neuron`, elementwise) of a reshape or of a transpose runs before
-//!   it: the same values, and the op that writes the operand can apply it as it writes (a
-//!   `linear`'s convolution writing through its swap back);
+//! - an activation (`anec.neuron`, elementwise) of a reshape or of a transpose, or a
+//!   scalar gain/offset of a reshape, runs before it: the same values, and the op that
+//!   writes the operand can apply it as it writes (a `linear`'s convolution writing
+//!   through its swap back, attention's scale in the runtime matmul's post-scale:
+//!   `chains.md` §2.6);
+//! - a softmax over W of a reshape that keeps W runs before it (each row keeps its
+//!   values): attention's scores stay in the matmul's layout, and the reshapes around
+//!   the softmax cancel (`chains.md` §2.7);
 //! - a transpose that undoes an earlier one, through reshapes that lead back to the earlier
 //!   one's result type, is that transpose's operand (two `linear`s in a row: the swap back
 //!   of the first and the swap of the second cancel).
@@ -26,7 +31,11 @@ pub(crate) fn rewrite(
 ) -> Option<ValueId> {
     match (opcode, operands) {
         (OpCode::Reshape, [x]) => Some(reshape(cx, *x, ty)),
-        (OpCode::Neuron, [x]) => activation_first(cx, *x, ty, attrs),
+        (OpCode::Neuron, [x]) => activation_first(cx, OpCode::Neuron, *x, ty, attrs),
+        (OpCode::GainOffsetControl, [x]) if scalar(attrs) => {
+            activation_first(cx, OpCode::GainOffsetControl, *x, ty, attrs)
+        }
+        (OpCode::Softmax, [x]) => softmax_first(cx, *x, ty, attrs),
         (OpCode::Transpose, [x]) => undone(cx, *x, ty, attrs),
         _ => None,
     }
@@ -45,16 +54,43 @@ fn reshape(cx: &mut Cx<'_, '_>, x: ValueId, ty: TensorType) -> ValueId {
     cx.emit_plain(OpCode::Reshape, &[x], ty, Attrs::default())
 }
 
-/// The activation of a reshape's or a transpose's result, run on its operand first.
-fn activation_first(cx: &mut Cx<'_, '_>, x: ValueId, ty: TensorType, attrs: &Attrs) -> Option<ValueId> {
+/// True for a gain/offset of one scale and bias (no per-channel data).
+fn scalar(attrs: &Attrs) -> bool {
+    !attrs.contains_key("scale_data") && !attrs.contains_key("bias_data")
+}
+
+/// A softmax over W of a reshape's result that keeps W, run on its operand first.
+fn softmax_first(cx: &mut Cx<'_, '_>, x: ValueId, ty: TensorType, attrs: &Attrs) -> Option<ValueId> {
     let m = cx.module();
-    let p = m.producer(x).filter(|p| matches!(p.opcode, OpCode::Reshape | OpCode::Transpose))?;
+    if attrs.get("axis").and_then(Attr::as_str) != Some("width") {
+        return None;
+    }
+    let p = m.producer(x).filter(|p| p.opcode == OpCode::Reshape)?;
+    let src = *p.operands.first()?;
+    let src_ty = *m.ty(src)?;
+    if src_ty.w != ty.w || src_ty.dtype != ty.dtype {
+        return None;
+    }
+    let s = cx.emit(OpCode::Softmax, &[src], src_ty, attrs.clone());
+    Some(cx.emit(OpCode::Reshape, &[s], ty, Attrs::default()))
+}
+
+/// The activation (or scalar gain/offset) `opcode` of a reshape's or a transpose's
+/// result, run on its operand first.
+fn activation_first(cx: &mut Cx<'_, '_>, opcode: OpCode, x: ValueId, ty: TensorType, attrs: &Attrs) -> Option<ValueId> {
+    let m = cx.module();
+    // A transpose costs a task: only an activation moves before one (a reshape is a view).
+    let movers: &[OpCode] = match opcode {
+        OpCode::Neuron => &[OpCode::Reshape, OpCode::Transpose],
+        _ => &[OpCode::Reshape],
+    };
+    let p = m.producer(x).filter(|p| movers.contains(&p.opcode))?;
     let (mover, mover_attrs, src) = (p.opcode, p.attrs.clone(), *p.operands.first()?);
     let src_ty = *m.ty(src)?;
     if src_ty.dtype != ty.dtype {
         return None;
     }
-    let n = cx.emit(OpCode::Neuron, &[src], src_ty, attrs.clone());
+    let n = cx.emit(opcode, &[src], src_ty, attrs.clone());
     Some(cx.emit(mover, &[n], ty, mover_attrs))
 }
 
