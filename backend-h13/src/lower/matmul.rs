@@ -214,6 +214,12 @@ pub fn prep(m: &Module, op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
     Ok(t)
 }
 
+/// The convolution of group `g` and the gain/offset fused into it.
+pub(super) fn conv_and_goc<'m>(m: &'m Module, g: &Group) -> Result<(&'m Op, Option<&'m Op>), BackendError> {
+    let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
+    Ok((op(g.head)?, g.goc.map(op).transpose()?))
+}
+
 /// The tasks of a convolution group whose input is kept in L2, if it is one: step C
 /// reading x^T ([`compute`]), or C2 reading the product of the matmul before it
 /// (`matmul_chain`).
@@ -258,7 +264,7 @@ fn compute(
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
     let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
-    let (conv_op, goc) = (op(g.head)?, g.goc.map(op).transpose()?);
+    let (conv_op, goc) = conv_and_goc(m, g)?;
     let scratch = token(bufs, &prep.name)?;
     let fold = fold(m, prep);
     let mut xt = region(&scratch.ty);

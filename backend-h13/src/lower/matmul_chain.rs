@@ -76,11 +76,10 @@ pub(super) fn read_product(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
-    let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
-    let (conv_op, goc) = (op(g.head)?, g.goc.map(op).transpose()?);
+    let (conv_op, goc) = super::matmul::conv_and_goc(m, g)?;
     let ty = *m.ty(product).ok_or_else(|| BackendError::Internal(format!("no type of '{}'", conv_op.name)))?;
     let kept = region(&ty, xt.end());
-    let last = op(g.last())?;
+    let last = m.ops.get(g.last()).ok_or_else(|| BackendError::Internal(format!("no op {}", g.last())))?;
     let result =
         last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
     let dest = super::movement::as_channels(bufs.surface(*result)?);
