@@ -162,8 +162,9 @@ pub fn source_inputs(source: &Source) -> Result<Vec<InputSpec>, AgreeError> {
     }
 }
 
-/// Seeded inputs for `specs`, uniform in `[lo, hi]` and rounded to each input's storage
-/// type.
+/// Seeded inputs for `specs`: a float input uniform in `[lo, hi]` and rounded to its
+/// storage type; an 8-bit input (`bool`, `uint8`, `int8`) uniform over the integers its
+/// type holds (0 and 1 for `bool`), whatever `lo` and `hi`.
 pub fn random_inputs(specs: &[InputSpec], seed: u64, lo: f32, hi: f32) -> BTreeMap<String, Tensor> {
     let mut rng = SplitMix(seed);
     specs
@@ -171,7 +172,10 @@ pub fn random_inputs(specs: &[InputSpec], seed: u64, lo: f32, hi: f32) -> BTreeM
         .map(|s| {
             let shape = s.concrete_shape();
             let n = shape.iter().product::<usize>();
-            let data = (0..n).map(|_| store(&s.dtype, lo + (hi - lo) * rng.unit())).collect();
+            let data = match integer_range(&s.dtype) {
+                Some((a, b)) => (0..n).map(|_| (a + ((b - a + 1.0) * rng.unit()).floor()).min(b)).collect(),
+                None => (0..n).map(|_| store(&s.dtype, lo + (hi - lo) * rng.unit())).collect(),
+            };
             (s.key.clone(), Tensor { shape, data })
         })
         .collect()
@@ -182,13 +186,10 @@ pub fn fp16(v: f32) -> f32 {
     f16::from_f32(v).to_f32()
 }
 
-/// The range of an integer storage type (`uint8`, `int8`); `None` for float types.
+/// The range of an integer storage type (`uint8`, `int8`, and MIL's `bool`, an 8-bit
+/// input holding 0 and 1); `None` for float types.
 pub fn integer_range(dtype: &str) -> Option<(f32, f32)> {
-    match dtype {
-        "uint8" => Some((0.0, 255.0)),
-        "int8" => Some((-128.0, 127.0)),
-        _ => None,
-    }
+    anec::run::eight_bit_range(dtype)
 }
 
 /// `v` as the engine stores it in `dtype`: integers round to nearest (ties to even) and
@@ -393,6 +394,24 @@ mod tests {
         assert_eq!(store("uint8", -3.0), 0.0);
         assert_eq!(store("int8", 200.0), 127.0);
         assert_eq!(store("fp16", 1.0 + 1.0 / 4096.0), 1.0);
+    }
+
+    #[test]
+    fn random_eight_bit_inputs_cover_their_type() {
+        let specs = [
+            InputSpec::fixed("b", &[1, 1, 64, 4], "bool"),
+            InputSpec::fixed("u", &[1, 1, 64, 4], "uint8"),
+            InputSpec::fixed("i", &[1, 1, 64, 4], "int8"),
+        ];
+        let a = random_inputs(&specs, 3, -2.0, 2.0);
+        for (k, lo, hi) in [("b", 0.0, 1.0), ("u", 0.0, 255.0), ("i", -128.0, 127.0)] {
+            let d = &a[k].data;
+            assert!(d.iter().all(|v| v.fract() == 0.0 && (lo..=hi).contains(v)), "{k}: {d:?}");
+            let (min, max) = d.iter().fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+            // 256 draws reach both ends of the type's range (within a tenth of it).
+            assert!(min <= lo + (hi - lo) / 10.0 && max >= hi - (hi - lo) / 10.0, "{k}: {min}..{max}");
+        }
+        assert_eq!(store("bool", 1.0), 1.0);
     }
 
     #[test]

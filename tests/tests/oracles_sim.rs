@@ -1,7 +1,9 @@
 //! The simulator on the corpus of Apple's current compiler: for every record of the
 //! op families below (elementwise, broadcasting, activations, convolution, reductions,
-//! softmax, layer norm, the matmuls and the single ops and pairs of the chain records) that anec compiles, our program must compute the MIL's math within the documented fp16
-//! tolerance (`docs/simulator.md`), and so must Apple's program wherever our constant
+//! softmax, layer norm, the matmuls, the single ops and pairs of the chain records and
+//! the cast of a bool input) that anec compiles, our program must compute the MIL's math
+//! within the documented fp16 tolerance (`docs/simulator.md`), and so must Apple's program
+//! wherever our constant
 //! section hashes equal to Apple's (Apple's register words from the record, our constants
 //! and buffers; `anec_tests::oracle::apple_program`).
 
@@ -10,8 +12,9 @@
 use anec_tests::agree::{compile_and_compare, compile_substitute_and_compare, random_inputs, source_inputs, Source};
 use anec_tests::oracle::{self, Outcome};
 
-/// The families whose every compiled record is simulated.
-const FAMILIES: [&str; 15] = [
+/// The families whose every compiled record is simulated (`encoder_mask`: the cast of a
+/// bool input, whose random inputs are 0 and 1).
+const FAMILIES: [&str; 16] = [
     "chain_base",
     "chain_pair",
     "binary_runtime",
@@ -27,6 +30,7 @@ const FAMILIES: [&str; 15] = [
     "rrmm_matmul",
     "matmul",
     "rrmm_matvec",
+    "encoder_mask",
 ];
 
 /// Apple programs the simulator does not model, with the reason (ours still run).

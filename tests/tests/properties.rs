@@ -1,6 +1,7 @@
 //! Property tests: generated small models (conv, linear, matmul with constant weights,
-//! elementwise with broadcast, every neuron mode, the MIL activations, gain/offset,
-//! concat, reshape, reductions, softmax, layer_norm, instance_norm, transposes, slices, tiles) are compiled, simulated from their registers and compared with the
+//! elementwise with broadcast, every neuron mode, the MIL activations, gain/offset, casts
+//! of bool, uint8 and int8 inputs, concat, reshape, reductions, softmax, layer_norm,
+//! instance_norm, transposes, slices, tiles) are compiled, simulated from their registers and compared with the
 //! reference interpreter on the source within the fp16 tolerance of
 //! `anec_tests::tolerance`.
 //!
@@ -118,6 +119,12 @@ fn copies_beyond_the_l2_run_in_bands_and_agree() {
 #[test]
 fn constant_pad_agrees_or_is_rejected() {
     run_family("pad", CASES, props::movement::pad());
+}
+
+#[test]
+fn casts_of_eight_bit_inputs_agree() {
+    let counts = run_family("cast", CASES, props::cast::cast());
+    assert!(counts.rejected.is_empty(), "every cast of a bool, uint8 or int8 input compiles: {:?}", counts.rejected);
 }
 
 #[test]

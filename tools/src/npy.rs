@@ -1,10 +1,12 @@
 //! `.npy` files <-> [`Tensor`]: what `anec sim` and `anec run` read and write.
 //!
-//! Read: little-endian fp16 (`<f2`) and fp32 (`<f4`) arrays in C order, any rank; every
-//! other dtype (`<f8`, integers, big-endian, records) and Fortran-ordered arrays are an
-//! [`NpyError`] naming the file and what was found. Write: fp16 (`<f2`) or fp32 (`<f4`),
-//! C order, the tensor's shape. The header is parsed and written by `npyz`; values convert through
-//! `half::f16` (round to nearest even on write).
+//! Read: little-endian fp16 (`<f2`) and fp32 (`<f4`) arrays, and the one-byte bool
+//! (`|b1`, values 0 and 1), uint8 (`|u1`) and int8 (`|i1`) arrays of 8-bit inputs, in C
+//! order, any rank; every other dtype (`<f8`, wider integers, big-endian, records) and
+//! Fortran-ordered arrays are an [`NpyError`] naming the file and what was found. Write:
+//! fp16 (`<f2`) or fp32 (`<f4`) (and the one-byte types, for tests), C order, the tensor's
+//! shape. The header is parsed and written by `npyz`; values convert through `half::f16`
+//! (round to nearest even on write).
 
 use crate::tensor::Tensor;
 use half::f16;
@@ -18,15 +20,29 @@ pub enum NpyDtype {
     F16,
     /// `<f4`, IEEE single precision.
     F32,
+    /// `|b1`, numpy's bool (one byte, 0 or 1).
+    Bool,
+    /// `|u1`, unsigned 8-bit integers.
+    U8,
+    /// `|i1`, signed 8-bit integers.
+    I8,
 }
 
 impl NpyDtype {
-    /// numpy's name for the type (`float16`, `float32`).
+    /// numpy's name for the type (`float16`, `float32`, `bool`, `uint8`, `int8`).
     pub fn numpy_name(self) -> &'static str {
         match self {
             NpyDtype::F16 => "float16",
             NpyDtype::F32 => "float32",
+            NpyDtype::Bool => "bool",
+            NpyDtype::U8 => "uint8",
+            NpyDtype::I8 => "int8",
         }
+    }
+
+    /// True for the floating-point types.
+    pub fn is_float(self) -> bool {
+        matches!(self, NpyDtype::F16 | NpyDtype::F32)
     }
 }
 
@@ -58,8 +74,11 @@ pub enum NpyError {
         /// What is wrong.
         reason: String,
     },
-    /// The element type is not `<f2` or `<f4`.
-    #[error("{file}: unsupported dtype '{found}' (expected float16 '<f2' or float32 '<f4')")]
+    /// The element type is not `<f2`, `<f4`, `|b1`, `|u1` or `|i1`.
+    #[error(
+        "{file}: unsupported dtype '{found}' (expected float16 '<f2' or float32 '<f4', or for an 8-bit input \
+         bool '|b1', uint8 '|u1' or int8 '|i1')"
+    )]
     Dtype {
         /// The file.
         file: String,
@@ -116,13 +135,17 @@ pub fn read_bytes(bytes: &[u8], file: &str) -> Result<NpyArray, NpyError> {
     let data: Vec<f32> = match dtype {
         NpyDtype::F16 => npy.into_vec::<f16>().map_err(malformed)?.into_iter().map(f32::from).collect(),
         NpyDtype::F32 => npy.into_vec::<f32>().map_err(malformed)?,
+        NpyDtype::Bool => npy.into_vec::<bool>().map_err(malformed)?.into_iter().map(f32::from).collect(),
+        NpyDtype::U8 => npy.into_vec::<u8>().map_err(malformed)?.into_iter().map(f32::from).collect(),
+        NpyDtype::I8 => npy.into_vec::<i8>().map_err(malformed)?.into_iter().map(f32::from).collect(),
     };
     let len = data.len();
     let tensor = Tensor::new(shape.clone(), data).ok_or(NpyError::Shape { file: file.to_string(), len, shape })?;
     Ok(NpyArray { tensor, dtype })
 }
 
-/// The element type of a plain little-endian float descriptor.
+/// The element type of a plain little-endian float descriptor or a one-byte bool or
+/// integer one (which has no byte order: `|`).
 fn element_type(dtype: &DType, file: &str) -> Result<NpyDtype, NpyError> {
     let unsupported =
         || NpyError::Dtype { file: file.to_string(), found: dtype.descr().trim_matches('\'').to_string() };
@@ -131,6 +154,9 @@ fn element_type(dtype: &DType, file: &str) -> Result<NpyDtype, NpyError> {
     match (ts.type_char(), ts.size_field(), little) {
         (TypeChar::Float, 2, true) => Ok(NpyDtype::F16),
         (TypeChar::Float, 4, true) => Ok(NpyDtype::F32),
+        (TypeChar::Bool, 1, _) => Ok(NpyDtype::Bool),
+        (TypeChar::Uint, 1, _) => Ok(NpyDtype::U8),
+        (TypeChar::Int, 1, _) => Ok(NpyDtype::I8),
         _ => Err(unsupported()),
     }
 }
@@ -153,8 +179,8 @@ pub fn write_f16_bytes(tensor: &Tensor, file: &str) -> Result<Vec<u8>, NpyError>
     write_bytes(tensor, file, NpyDtype::F16)
 }
 
-/// The `.npy` bytes of `tensor` as `dtype` (`<f2` or `<f4`), C order; `file` names them in
-/// errors.
+/// The `.npy` bytes of `tensor` as `dtype` (`<f2`, `<f4`, or `|b1`, `|u1`, `|i1` with
+/// integer rounding and saturation), C order; `file` names them in errors.
 pub fn write_bytes(tensor: &Tensor, file: &str, dtype: NpyDtype) -> Result<Vec<u8>, NpyError> {
     if tensor.shape.iter().product::<usize>() != tensor.data.len() {
         return Err(NpyError::Shape { file: file.to_string(), len: tensor.data.len(), shape: tensor.shape.clone() });
@@ -162,6 +188,10 @@ pub fn write_bytes(tensor: &Tensor, file: &str, dtype: NpyDtype) -> Result<Vec<u
     match dtype {
         NpyDtype::F16 => encode(tensor, file, "<f2", f16::from_f32),
         NpyDtype::F32 => encode(tensor, file, "<f4", |v| v),
+        NpyDtype::Bool => encode(tensor, file, "|b1", |v| v != 0.0),
+        // Integers round to nearest (ties to even) and saturate, as the engine stores them.
+        NpyDtype::U8 => encode(tensor, file, "|u1", |v| v.round_ties_even().clamp(0.0, 255.0) as u8),
+        NpyDtype::I8 => encode(tensor, file, "|i1", |v| v.round_ties_even().clamp(-128.0, 127.0) as i8),
     }
 }
 

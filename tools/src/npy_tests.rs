@@ -53,13 +53,40 @@ fn reads_hand_made_fp32_file_of_rank_4_and_rank_0() {
 
 #[test]
 fn rejects_other_dtypes_naming_the_file_and_dtype() {
-    for (descr, data) in [("<f8", vec![0u8; 16]), ("<i4", vec![0u8; 8]), (">f4", vec![0u8; 8]), ("|u1", vec![0u8; 2])] {
+    for (descr, data) in [("<f8", vec![0u8; 16]), ("<i4", vec![0u8; 8]), (">f4", vec![0u8; 8]), ("<u2", vec![0u8; 4])] {
         let err = read_bytes(&npy_v1(descr, false, "(2,)", &data), "in.npy").unwrap_err();
         let text = err.to_string();
         assert!(matches!(err, NpyError::Dtype { .. }), "{descr}: {text}");
         assert!(text.starts_with("in.npy: unsupported dtype"), "{text}");
         assert!(text.contains(descr), "{descr} not named in: {text}");
     }
+}
+
+#[test]
+fn reads_hand_made_bool_uint8_and_int8_files() {
+    let b = read_bytes(&npy_v1("|b1", false, "(1, 1, 2, 2)", &[1, 0, 0, 1]), "b.npy").unwrap();
+    assert_eq!((b.dtype, b.tensor.shape.clone()), (NpyDtype::Bool, vec![1, 1, 2, 2]));
+    assert_eq!(b.tensor.data, vec![1.0, 0.0, 0.0, 1.0]);
+    let u = read_bytes(&npy_v1("|u1", false, "(3,)", &[0, 200, 255]), "u.npy").unwrap();
+    assert_eq!((u.dtype, u.tensor.data.clone()), (NpyDtype::U8, vec![0.0, 200.0, 255.0]));
+    let i = read_bytes(&npy_v1("|i1", false, "(3,)", &[0x80, 0xFF, 0x7F]), "i.npy").unwrap();
+    assert_eq!((i.dtype, i.tensor.data.clone()), (NpyDtype::I8, vec![-128.0, -1.0, 127.0]));
+    assert!(!NpyDtype::U8.is_float() && NpyDtype::F16.is_float());
+}
+
+#[test]
+fn a_bool_byte_other_than_0_or_1_is_malformed() {
+    let err = read_bytes(&npy_v1("|b1", false, "(2,)", &[1, 2]), "b.npy").unwrap_err();
+    assert!(matches!(err, NpyError::Malformed { .. }), "{err}");
+}
+
+#[test]
+fn one_byte_types_round_trip_with_integer_rounding() {
+    let t = Tensor::new(vec![5], vec![0.0, 1.0, 2.5, 300.0, -3.0]).unwrap();
+    let read = |d| read_bytes(&write_bytes(&t, "o.npy", d).unwrap(), "o.npy").unwrap();
+    assert_eq!(read(NpyDtype::U8).tensor.data, vec![0.0, 1.0, 2.0, 255.0, 0.0]);
+    assert_eq!(read(NpyDtype::I8).tensor.data, vec![0.0, 1.0, 2.0, 127.0, -3.0]);
+    assert_eq!(read(NpyDtype::Bool).tensor.data, vec![0.0, 1.0, 1.0, 1.0, 1.0]);
 }
 
 #[test]
@@ -135,7 +162,10 @@ fn reads_files_numpy_wrote() {
     let script = "import numpy as np, sys\n\
         d = sys.argv[1]\n\
         np.save(d + '/h.npy', np.arange(12, dtype='<f2').reshape(1, 3, 2, 2) / 4)\n\
-        np.save(d + '/s.npy', (np.arange(6, dtype='<f4') - 2.5).reshape(2, 3))\n";
+        np.save(d + '/s.npy', (np.arange(6, dtype='<f4') - 2.5).reshape(2, 3))\n\
+        np.save(d + '/b.npy', np.arange(4).reshape(1, 1, 4, 1) % 2 == 0)\n\
+        np.save(d + '/u.npy', np.array([0, 7, 255], dtype=np.uint8))\n\
+        np.save(d + '/i.npy', np.array([-128, -1, 127], dtype=np.int8))\n";
     let ran = std::process::Command::new("python3").arg("-c").arg(script).arg(&dir).status();
     if !matches!(ran, Ok(s) if s.success()) {
         eprintln!("skipped: python3 with numpy is not available");
@@ -147,6 +177,15 @@ fn reads_files_numpy_wrote() {
     let s = read_file(&dir.join("s.npy")).unwrap();
     assert_eq!((s.dtype, s.tensor.shape.clone()), (NpyDtype::F32, vec![2, 3]));
     assert_eq!(s.tensor.data, vec![-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]);
+    let b = read_file(&dir.join("b.npy")).unwrap();
+    assert_eq!(
+        (b.dtype, b.tensor.shape.clone(), b.tensor.data.clone()),
+        (NpyDtype::Bool, vec![1, 1, 4, 1], vec![1.0, 0.0, 1.0, 0.0])
+    );
+    let u = read_file(&dir.join("u.npy")).unwrap();
+    assert_eq!((u.dtype, u.tensor.data.clone()), (NpyDtype::U8, vec![0.0, 7.0, 255.0]));
+    let i = read_file(&dir.join("i.npy")).unwrap();
+    assert_eq!((i.dtype, i.tensor.data.clone()), (NpyDtype::I8, vec![-128.0, -1.0, 127.0]));
     let ours = Tensor::new(vec![1, 2, 3], vec![0.5, -1.0, 2.0, 3.25, -0.125, 100.0]).unwrap();
     std::fs::write(dir.join("o.npy"), write_f16_bytes(&ours, "o.npy").unwrap()).unwrap();
     let check = "import numpy as np, sys\n\

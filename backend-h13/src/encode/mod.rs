@@ -47,6 +47,7 @@ pub fn encode_task(task: &Task, pos: ChainPos, gen: &Generation) -> Result<TdIma
     common::encode(&mut td, task, gen)?;
     tile_dma::encode_src(&mut td, task, gen)?;
     l2::encode(&mut td, task, gen)?;
+    tile_dma::encode_l2_fmt(&mut td, task)?;
     pe::encode(&mut td, task)?;
     ne::encode(&mut td, task, gen)?;
     tile_dma::encode_dst(&mut td, task, gen)?;

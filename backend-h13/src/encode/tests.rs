@@ -137,3 +137,30 @@ fn pass_tasks_share_by_the_rows_that_fit() {
     assert_eq!(cfg(8, 128, 128), (0, 0));
     assert_eq!(cfg(512, 1, 1), (0, 0));
 }
+
+/// The cast of an 8-bit input (Apple's `cast_b_to_f16_1x1x64x1`): the planar engine's
+/// identity reads u8 (InFmt 0) and writes fp16; the source tile DMA moves the 8-bit format
+/// with FmtMode 0 and Truncate 0 (Fmt word 0x1000000) and L2 SourceCfg.DMAFmt mirrors it
+/// (0x500132); the destination keeps the fp16 fields (0x1302031).
+#[test]
+fn an_eight_bit_source_is_loaded_with_fmt_mode_0() {
+    let cur = &crate::generation::CURRENT;
+    let convert = |dtype: DType| {
+        let ty = TensorType::nchw(1, 1, 64, 1, dtype);
+        let src = Surface { bar: 5, ty, strides: Strides::of(&ty, &Layout::default()), offset: 0 };
+        let mut t = task(Engine::Pe, src, surface(4, 1, 64, 1));
+        t.pe = Some(crate::task::PeOp { mode: 0, negate: false, bias: 0, scale: 0x3C00, abs: false, relu: false });
+        encode_task(&t, ChainPos { index: 0, count: 1 }, cur).unwrap()
+    };
+    let td = convert(DType::U8);
+    assert_eq!((td.get("Common.ChCfg.InFmt"), td.get("Common.ChCfg.OutFmt")), (Some(0), Some(2)));
+    assert_eq!(td.word(0x1A4), 0x0100_0000, "TileDMASrc.Fmt");
+    assert_eq!(td.word(0x1E4), 0x0050_0132, "L2.SourceCfg");
+    assert_eq!(td.word(0x270), 0x0130_2031, "TileDMADst.Fmt");
+    let td = convert(DType::I8);
+    assert_eq!((td.get("Common.ChCfg.InFmt"), td.word(0x1A4)), (Some(1), 0x0100_1000));
+    assert_eq!(td.get("L2.SourceCfg.DMAFmt"), Some(0));
+    // fp16: FmtMode 1, Truncate 3, MemFmt 2, and DMAFmt 1.
+    let td = convert(DType::F16);
+    assert_eq!((td.word(0x1A4), td.get("L2.SourceCfg.DMAFmt")), (0x0100_2031, Some(1)));
+}

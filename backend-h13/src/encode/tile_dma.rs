@@ -7,6 +7,7 @@ use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::task::{DramReuse, SourceResidency, Surface, Task, Token};
 use crate::td::TdImage;
+use anec_ir::DType;
 
 /// Unnamed source-2 DMA configuration word (0x170): cache hints only when there is one
 /// source (0x8880), hints 2/0xE/0xC when a second source is read (0x33880).
@@ -24,15 +25,51 @@ const KERNEL_WRITE_HINT: u64 = 0xF;
 const SRC_STRIDES: [&str; 3] = ["RowStride.Stride", "PlaneStride.PlaneStride", "DepthStride.Stride"];
 const DST_STRIDES: [&str; 3] = ["RowStride.RowStride", "PlaneStride.PlaneStride", "DepthStride.DepthStride"];
 
-/// Strides (64-byte units) and the format fields both tile-DMA blocks share.
-fn set_layout(td: &mut TdImage, block: &str, strides: [&str; 3], s: &Surface) -> Result<(), BackendError> {
+/// Strides (64-byte units) and the format fields both tile-DMA blocks share: FmtMode 1 and
+/// Truncate 3 (every fp16 surface of both generations), or those of an 8-bit memory format
+/// the block reads ([`read_format`]).
+fn set_layout(td: &mut TdImage, block: &str, strides: [&str; 3], s: &Surface, read: bool) -> Result<(), BackendError> {
     let bytes = [s.strides.row, s.strides.plane, s.strides.depth];
     for (field, b) in strides.iter().zip(bytes) {
         set_units(td, &format!("{block}.{field}"), b, 64)?;
     }
-    td.set(&format!("{block}.Fmt.FmtMode"), 1)?;
-    td.set(&format!("{block}.Fmt.Truncate"), 3)?;
+    let (mode, truncate) = if read { read_format(s.ty.dtype) } else { FP16_FORMAT };
+    td.set(&format!("{block}.Fmt.FmtMode"), mode)?;
+    td.set(&format!("{block}.Fmt.Truncate"), truncate)?;
     td.set(&format!("{block}.Fmt.MemFmt"), fmt_code(s.ty.dtype)?)
+}
+
+/// FmtMode and Truncate of a tile DMA moving fp16 (every surface of both generations'
+/// programs: Fmt word 0x1002031 with Interleave 1 and MemFmt 2).
+const FP16_FORMAT: (u64, u64) = (1, 3);
+
+/// FmtMode and Truncate of the source tile DMA reading memory of `dtype`: an 8-bit
+/// memory format (u8 or i8) is read with FmtMode 0 and Truncate 0, fp16 with 1 and 3.
+/// Evidence: one record, Apple's `cast_b_to_f16_1x1x64x1` (a bool input, element code 3,
+/// cast to fp16 by a planar-engine identity with InFmt 0), whose source Fmt word is
+/// 0x1000000 (Interleave 1, FmtMode 0, Truncate 0, MemFmt 0) where every fp16 source has
+/// 0x1002031; its L2 SourceCfg.DMAFmt, which mirrors FmtMode, is 0 ([`encode_l2_fmt`]).
+/// An 8-bit destination has no record; it keeps the fp16 fields.
+fn read_format(dtype: DType) -> (u64, u64) {
+    match dtype {
+        DType::U8 | DType::I8 => (0, 0),
+        DType::F16 | DType::F32 => FP16_FORMAT,
+    }
+}
+
+/// L2.SourceCfg.DMAFmt of a loaded first source: the tile DMA's FmtMode (fields DMAFmt,
+/// DMAInterleave, DMACmpVec and DMAOffsetCh of SourceCfg mirror FmtMode, Interleave,
+/// CmpVec and OffsetCh of the tile-DMA Fmt word). The L2 encoder writes 1, FmtMode of
+/// every fp16 source; an 8-bit source's is 0 (Apple's `cast_b_to_f16_1x1x64x1`:
+/// SourceCfg 0x500132 where fp16 sources have 0x500172). Called after the L2 block.
+pub fn encode_l2_fmt(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
+    if td.get("TileDMASrc.DMAConfig.En") != Some(1) {
+        return Ok(());
+    }
+    match td.get("TileDMASrc.Fmt.FmtMode") {
+        Some(mode) => td.set("L2.SourceCfg.DMAFmt", mode),
+        None => Err(BackendError::Internal(format!("'{}': no TileDMASrc.Fmt.FmtMode field", t.layer))),
+    }
 }
 
 /// Writes the source block: the first source's read, or, for a task whose source is
@@ -43,7 +80,7 @@ pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
         // Idle, but standing for reading the scratch surface (DependencyMode 1).
         set_idle_hints(td, "TileDMASrc.DMAConfig")?;
         td.set("TileDMASrc.DMAConfig.DependencyMode", 1)?;
-        set_layout(td, "TileDMASrc", SRC_STRIDES, &s)?;
+        set_layout(td, "TileDMASrc", SRC_STRIDES, &s, false)?;
         td.set("TileDMASrc.Fmt.Interleave", 1)?;
         if gen.group_stride {
             set_units(td, "TileDMASrc.GroupStride.Stride", s.strides.batch, 64)?;
@@ -63,7 +100,7 @@ pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
         td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", no_reuse)?;
         // The first element's offset in its buffer (a constant's place in `__const`).
         set_units(td, "TileDMASrc.BaseAddr.Addr", src.offset, 64)?;
-        set_layout(td, "TileDMASrc", SRC_STRIDES, src)?;
+        set_layout(td, "TileDMASrc", SRC_STRIDES, src, true)?;
         td.set("TileDMASrc.Fmt.Interleave", 1)?;
         if gen.group_stride {
             set_units(td, "TileDMASrc.GroupStride.Stride", group_stride(t, src), 64)?;
@@ -136,7 +173,7 @@ pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
 /// The destination's base, strides and format (written or only declared).
 fn set_dst_layout(td: &mut TdImage, t: &Task, d: &Surface, gen: &Generation) -> Result<(), BackendError> {
     set_units(td, "TileDMADst.BaseAddr.Addr", d.offset, 64)?;
-    set_layout(td, "TileDMADst", DST_STRIDES, d)?;
+    set_layout(td, "TileDMADst", DST_STRIDES, d, false)?;
     if gen.group_stride {
         set_units(td, "TileDMADst.GroupStride.GroupStride", group_stride(t, d), 64)?;
     }

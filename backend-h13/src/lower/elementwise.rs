@@ -6,7 +6,7 @@ use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::{Engine, NeAffine, PeOp, Surface, Task};
+use crate::task::{Engine, PeOp, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Attr, Module, Op};
 use half::f16;
@@ -18,7 +18,11 @@ pub(super) fn fp16_bits(op: &Op, name: &str, default: f64) -> u16 {
 
 /// A gain/offset that is not fused into a convolution: with per-channel data an NE pass
 /// task (bias and post-scale streams); a scalar one on the planar engine's BiasScale word
-/// where the generation does so (`y = (x + B/S) * S`), else an NE pass task.
+/// where the generation does so (`y = (x + B/S) * S`; the planar engine loops over a
+/// batch), else an NE pass task. Its operand may be 8-bit and its result fp16: the cast
+/// of a bool, uint8 or int8 input (scale 1, bias 0), which the engine converts by InFmt
+/// (Apple's `cast_b_to_f16_1x1x64x1`: the one-operand identity, Cfg 0x21, BiasScale
+/// 0x3c000000).
 pub(super) fn lower_goc(
     m: &Module,
     op: &Op,
@@ -27,20 +31,15 @@ pub(super) fn lower_goc(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Task, BackendError> {
-    let mut t = base_task(op, bufs, dest, Engine::NePass)?;
-    (t.affine, t.vectors) = gain_offset(m, op, t.dest.ty.c, consts)?;
-    if gen.scalar_affine_on_pe && !t.vectors.any() {
-        t.engine = Engine::Pe;
-        t.pe = Some(PeOp {
-            mode: PE_ADD,
-            negate: false,
-            bias: t.affine.bias,
-            scale: t.affine.scale,
-            abs: false,
-            relu: false,
-        });
-        t.affine = NeAffine::default();
+    let (affine, vectors) = gain_offset(m, op, dest.ty.c, consts)?;
+    if gen.scalar_affine_on_pe && !vectors.any() {
+        let mut t = base_task(op, bufs, dest, Engine::Pe)?;
+        t.pe =
+            Some(PeOp { mode: PE_ADD, negate: false, bias: affine.bias, scale: affine.scale, abs: false, relu: false });
+        return Ok(t);
     }
+    let mut t = base_task(op, bufs, dest, Engine::NePass)?;
+    (t.affine, t.vectors) = (affine, vectors);
     Ok(t)
 }
 

@@ -166,3 +166,27 @@ fn a_relu_after_the_swap_joins_the_convolution() {
     let tasks = lower_group(&m, &groups[0], &bufs, &mut ConstSection::default(), &CURRENT).unwrap();
     assert!(tasks.iter().all(|t| t.transposed_write && t.nonlinear == Nonlinear::Relu), "{tasks:?}");
 }
+
+/// The cast of an 8-bit input: a gain/offset with scale 1 and bias 0 from a u8 (or i8)
+/// operand to an fp16 result is the planar engine's identity reading the 8-bit surface,
+/// a batch of 2 included (the planar engine loops over it).
+#[test]
+fn a_converting_gain_offset_is_a_planar_identity_over_the_eight_bit_surface() {
+    for (n, dtype) in [(1, DType::U8), (2, DType::I8)] {
+        let attrs = vec![("scale", Attr::Float(1.0)), ("bias", Attr::Float(0.0))];
+        let m = single(
+            OpCode::GainOffsetControl,
+            TensorType::nchw(n, 3, 4, 40, dtype),
+            TensorType::nchw(n, 3, 4, 40, DType::F16),
+            attrs,
+        );
+        let groups = vec![anec_passes::Group { head: 0, goc: None, neuron: None, swap: None }];
+        let bufs =
+            buffers::bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
+        let tasks = lower_group(&m, &groups[0], &bufs, &mut ConstSection::default(), &CURRENT).unwrap();
+        let [t] = tasks.as_slice() else { panic!("one task: {tasks:?}") };
+        assert_eq!((t.engine, t.sources[0].ty.dtype, t.dest.ty.dtype), (Engine::Pe, dtype, DType::F16));
+        let pe = t.pe.unwrap();
+        assert_eq!((pe.mode, pe.bias, pe.scale, pe.negate), (0, 0, 0x3C00, false));
+    }
+}

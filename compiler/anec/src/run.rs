@@ -5,8 +5,10 @@
 //!   element type); [`module_inputs`] (anec dialect: `[N, C, H, W]`, `[N, C, D, H, W]` when
 //!   depth > 1) and [`mil_inputs`] (MIL shapes) list them.
 //! - [`bind_inputs`] reads `--input NAME=FILE.npy` arguments against those specs: an unknown
-//!   name, a missing or repeated input, a shape that differs or an unsupported `.npy` dtype
-//!   is an [`Error::Inputs`] that lists every input with its shape and type.
+//!   name, a missing or repeated input, a shape that differs, an unsupported `.npy` dtype
+//!   or one that does not suit the input (floats for fp16 and fp32 inputs; bool, uint8 or
+//!   int8 with values in range for `bool`, `uint8` and `int8` inputs) is an
+//!   [`Error::Inputs`] that lists every input with its shape and type.
 //! - [`write_outputs`] writes one `NAME.npy` (fp16 for `sim`, fp32 for `run`) per output,
 //!   all or nothing.
 
@@ -175,12 +177,54 @@ fn check_names(specs: &[InputSpec], given: &[(String, PathBuf)]) -> Result<(), S
     Ok(())
 }
 
-/// One input file, checked against its spec.
+/// The values an 8-bit input holds (`bool` 0 and 1, `uint8`, `int8`), `None` for a float
+/// input.
+pub fn eight_bit_range(dtype: &str) -> Option<(f32, f32)> {
+    match dtype {
+        "bool" => Some((0.0, 1.0)),
+        "uint8" => Some((0.0, 255.0)),
+        "int8" => Some((-128.0, 127.0)),
+        _ => None,
+    }
+}
+
+/// What an input of `dtype` must be given as.
+fn wanted(dtype: &str) -> &'static str {
+    match eight_bit_range(dtype) {
+        Some(_) => "a bool, uint8 or int8 array",
+        None => "a float16 or float32 array",
+    }
+}
+
+/// One input file, checked against its spec: a float input takes a float16 or float32
+/// array, an 8-bit input (`bool`, `uint8`, `int8`) a bool, uint8 or int8 array whose
+/// values it can hold.
 fn read_input(spec: &InputSpec, file: &Path) -> Result<Tensor, String> {
     let array = npy::read_file(file).map_err(|e| match e {
-        NpyError::Dtype { .. } => format!("{e}; input '{}' must be float16 or float32", spec.key),
+        NpyError::Dtype { .. } => format!("{e}; input '{}' ({}) must be {}", spec.key, spec.dtype, wanted(&spec.dtype)),
         other => other.to_string(),
     })?;
+    let range = eight_bit_range(&spec.dtype);
+    if range.is_some() == array.dtype.is_float() {
+        return Err(format!(
+            "{}: input '{}' is {} but the file holds {}; give {}",
+            file.display(),
+            spec.key,
+            spec.dtype,
+            array.dtype.numpy_name(),
+            wanted(&spec.dtype)
+        ));
+    }
+    if let Some((lo, hi)) = range {
+        if let Some((i, v)) = array.tensor.data.iter().enumerate().find(|(_, v)| !(lo..=hi).contains(*v)) {
+            return Err(format!(
+                "{}: input '{}' is {}, which holds {lo} to {hi}, but element {i} is {v}",
+                file.display(),
+                spec.key,
+                spec.dtype
+            ));
+        }
+    }
     if !spec.accepts(&array.tensor.shape) {
         let got: Vec<Option<usize>> = array.tensor.shape.iter().map(|&d| Some(d)).collect();
         return Err(format!(

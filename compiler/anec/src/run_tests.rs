@@ -77,8 +77,73 @@ fn a_float64_file_is_a_dtype_error_listing_the_inputs() {
     let e = bind_inputs("p.hwx", &specs(), &[("image".into(), f), ("mask".into(), m)]).unwrap_err();
     let text = e.to_string();
     assert!(text.contains("unsupported dtype '<f8'"), "{text}");
-    assert!(text.contains("input 'image' must be float16 or float32"), "{text}");
+    assert!(text.contains("input 'image' (fp16) must be a float16 or float32 array"), "{text}");
     assert!(text.ends_with("the program's inputs are: image [1, 1, 1, 4] fp16, mask [1, 2, 1, 1] fp16"), "{text}");
+}
+
+/// An `.npy` file of `descr` (`|b1`, `|u1`, `|i1`) holding `data`, shape `shape`.
+fn one_byte(dir: &Path, name: &str, descr: &str, shape: &str, data: &[u8]) -> PathBuf {
+    let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
+    while dict.len() % 64 != 53 {
+        dict.push(' ');
+    }
+    dict.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
+    bytes.extend_from_slice(dict.as_bytes());
+    bytes.extend_from_slice(data);
+    let p = dir.join(name);
+    std::fs::write(&p, bytes).unwrap();
+    p
+}
+
+#[test]
+fn eight_bit_inputs_take_bool_uint8_and_int8_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let specs = [InputSpec::fixed("m", &[1, 1, 4, 1], "bool"), InputSpec::fixed("q", &[1, 1, 4, 1], "int8")];
+    let b = one_byte(dir.path(), "b.npy", "|b1", "(1, 1, 4, 1)", &[1, 0, 0, 1]);
+    // A uint8 file of 0 and 1 serves a bool input; an int8 one an int8 input.
+    let u = one_byte(dir.path(), "u.npy", "|u1", "(1, 1, 4, 1)", &[0, 1, 1, 0]);
+    let i = one_byte(dir.path(), "i.npy", "|i1", "(1, 1, 4, 1)", &[0x80, 0xFF, 0, 0x7F]);
+    let bound = bind_inputs("p.hwx", &specs, &[("m".into(), b.clone()), ("q".into(), i.clone())]).unwrap();
+    assert_eq!(bound["m"].data, vec![1.0, 0.0, 0.0, 1.0]);
+    assert_eq!(bound["q"].data, vec![-128.0, -1.0, 0.0, 127.0]);
+    let bound = bind_inputs("p.hwx", &specs, &[("m".into(), u), ("q".into(), b)]).unwrap();
+    assert_eq!(bound["m"].data, vec![0.0, 1.0, 1.0, 0.0]);
+    // The sim's names of the program's 8-bit tensors.
+    let program = [InputSpec::fixed("x", &[1, 1, 4, 1], "uint8")];
+    assert!(bind_inputs("p.hwx", &program, &[("x".into(), i)]).is_err(), "-128 is no uint8");
+}
+
+#[test]
+fn an_input_file_of_the_wrong_kind_or_range_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let two = one_byte(dir.path(), "two.npy", "|u1", "(1, 1, 4, 1)", &[0, 2, 1, 0]);
+    let float = write(dir.path(), "f.npy", &tensor(&[1, 1, 4, 1]));
+    let bytes = one_byte(dir.path(), "u.npy", "|u1", "(1, 1, 1, 4)", &[1, 2, 3, 4]);
+    let cases = [
+        (
+            InputSpec::fixed("m", &[1, 1, 4, 1], "bool"),
+            two,
+            "input 'm' is bool, which holds 0 to 1, but element 1 is 2",
+        ),
+        (
+            InputSpec::fixed("m", &[1, 1, 4, 1], "bool"),
+            float,
+            "input 'm' is bool but the file holds float16; give a bool, uint8 or int8 array",
+        ),
+        (
+            InputSpec::fixed("image", &[1, 1, 1, 4], "fp16"),
+            bytes,
+            "input 'image' is fp16 but the file holds uint8; give a float16 or float32 array",
+        ),
+    ];
+    for (spec, file, want) in cases {
+        let (problem, _) = inputs_error(
+            bind_inputs("p.hwx", std::slice::from_ref(&spec), &[(spec.key.clone(), file.clone())]).unwrap_err(),
+        );
+        assert_eq!(problem, format!("{}: {want}", file.display()));
+    }
 }
 
 #[test]

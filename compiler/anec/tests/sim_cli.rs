@@ -178,3 +178,37 @@ fn run_on_a_netplist_uses_program_shapes_and_lists_inputs_on_error() {
     assert!(err.trim_end().ends_with("the program's inputs are: image [1, 1, 1, 77] fp16"), "{err}");
     assert!(!out.exists());
 }
+
+/// Apple's `cast_b_to_f16_1x1x64x1` as a user runs it: compile the MIL (a bool input cast
+/// to fp16), simulate the program on a bool `.npy` (the program's input is uint8) and
+/// interpret the MIL on the same file; both give the 0/1 values as fp16. A float file
+/// for the bool input is refused naming the input.
+#[test]
+fn a_bool_input_cast_to_fp16_simulates_and_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    let mil = dir.path().join("model.mil");
+    let text = "program(1.3)\n{\n  func main<ios18>(tensor<bool, [1, 1, 64, 1]> x) {\n        \
+        tensor<fp16, [1, 1, 64, 1]> y = cast(dtype = string(\"fp16\"), x = x)[name = string(\"y\")];\n  } -> (y);\n}\n";
+    std::fs::write(&mil, text).unwrap();
+    let o = anec(&["compile", s(&mil), "-t", "h13g", "-o", s(dir.path())]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let bits: Vec<u8> = (0..64).map(|i| u8::from(i % 3 == 0)).collect();
+    let input = dir.path().join("x.npy");
+    std::fs::write(&input, npy_v1("|b1", "(1, 1, 64, 1)", &bits)).unwrap();
+    let want: Vec<f32> = bits.iter().map(|&b| f32::from(b)).collect();
+    let arg = format!("x={}", s(&input));
+    let hwx = dir.path().join("model.hwx");
+    for (cmd, program, dtype) in [("sim", &hwx, npy::NpyDtype::F16), ("run", &mil, npy::NpyDtype::F32)] {
+        let out = dir.path().join(cmd);
+        let o = anec(&[cmd, s(program), "--input", &arg, "--output-dir", s(&out)]);
+        assert!(o.status.success(), "{cmd}: {}", stderr(&o));
+        let got = npy::read_file(&out.join("y.npy")).unwrap();
+        assert_eq!((got.dtype, got.tensor.shape.clone()), (dtype, vec![1, 1, 64, 1]), "{cmd}");
+        assert_eq!(got.tensor.data, want, "{cmd}");
+    }
+    let float = dir.path().join("f.npy");
+    write_f16_npy(&float, &[1, 1, 64, 1], &want);
+    let o = anec(&["sim", s(&hwx), "--input", &format!("x={}", s(&float)), "--output-dir", s(dir.path())]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("input 'x' is uint8 but the file holds float16"), "{}", stderr(&o));
+}

@@ -116,12 +116,26 @@ impl<'a, 'm> Cx<'a, 'm> {
         match arg {
             Arg::Name(id) => match self.lw.env.get(&id.name) {
                 Some(Val::Poison) => Err(Fail::Poisoned),
+                Some(Val::Rt(rt)) if rt.ty.dtype.size() == 1 && self.op() != "cast" => {
+                    Err(Fail::Msg(self.eight_bit_read(key, &id.name)))
+                }
                 Some(v) => Ok(v.clone()),
                 None => Err(Fail::Msg(format!("`{key}` names `{}`, which is not defined before", id.name))),
             },
             Arg::Value(v) => Ok(Val::Const(Rc::new(self.value_tensor(v).map_err(|e| format!("`{key}`: {e}"))?))),
             Arg::Tuple(..) => Err(Fail::Msg(format!("`{key}` holds a nested tuple"))),
         }
+    }
+
+    /// Why argument `key` may not read the 8-bit input `var`: the engine computes in fp16,
+    /// and only `cast` converts (`cast.rs`).
+    fn eight_bit_read(&self, key: &str, var: &str) -> String {
+        let dtype = self.lw.func.inputs.iter().find(|p| p.name.name == var).and_then(|p| p.ty.dtype());
+        let dtype = dtype.map_or("8-bit".to_string(), |d| d.to_string());
+        format!(
+            "argument `{key}` is `{var}`, an 8-bit input ({dtype}): the engine computes in fp16, so only \
+             `cast` to fp16 or fp32 may read it; cast it first (`cast(dtype = string(\"fp16\"), x = {var})`)"
+        )
     }
 
     /// Decodes an inline typed value.

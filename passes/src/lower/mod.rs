@@ -10,7 +10,8 @@
 //! [`Diagnostic`] naming the op, its result and why, without cascading into its users.
 //!
 //! Conventions (documented in `docs/mil.md`, "Lowering to the anec dialect"): the rank
-//! mapping of `layout.rs`; runtime tensors are f16 whatever their MIL precision; weights
+//! mapping of `layout.rs`; runtime tensors are f16 whatever their MIL precision (but
+//! `bool`, `uint8` and `int8` inputs, 8-bit tensors only a `cast` reads: `cast.rs`); weights
 //! keep their source precision (fp32 stays f32, everything else becomes f16); op names
 //! come from the MIL `name` attribute or the first result; helper ops a statement needs
 //! before its result op are `<name>_tmp_<k>`; outputs are `<var>@output`.
@@ -36,8 +37,8 @@ mod softmax;
 mod spatial;
 mod tensor;
 
-use anec_ir::mil::{Function, MilModel, Span, Stmt, Type};
-use anec_ir::{verify_module, Blob, Diagnostic, Location, Module, Port};
+use anec_ir::mil::{Function, MilModel, ScalarType, Span, Stmt, Type};
+use anec_ir::{verify_module, Blob, DType, Diagnostic, Location, Module, Port};
 use cx::{Cx, Fail, LResult, Rt, Val};
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -190,9 +191,9 @@ impl<'m> Lowerer<'m> {
         for p in &self.func.inputs {
             let name = p.name.name.clone();
             match input_type(&p.ty) {
-                Ok(shape) => {
+                Ok((shape, dtype)) => {
                     let ty = match layout::anec_type(&shape) {
-                        Ok(ty) => ty,
+                        Ok(ty) => anec_ir::TensorType { dtype, ..ty },
                         Err(e) => {
                             self.left_out("input", &name, p.name.span, format!("cannot lower input `{name}`: {e}"));
                             self.env.insert(name, Val::Poison);
@@ -297,6 +298,13 @@ impl<'m> Lowerer<'m> {
         for out in &self.func.outputs {
             let var = out.name.as_str();
             match self.env.get(var) {
+                Some(Val::Rt(rt)) if rt.ty.dtype.size() == 1 => {
+                    let message = format!(
+                        "output `{var}` is an 8-bit input returned as it is; the engine returns fp16 tensors: \
+                         return `cast(dtype = string(\"fp16\"), x = {var})`"
+                    );
+                    self.left_out("output", var, out.span, message);
+                }
                 Some(Val::Rt(rt)) => {
                     let loc = self.location(out.span);
                     let port = Port { name: format!("{var}@output"), value: rt.id, layout: Default::default(), loc };
@@ -358,14 +366,21 @@ fn drop_dead_ops(m: &mut Module) {
     m.retain_ops(|i| !dead[i]);
 }
 
-/// The MIL shape of a function input, which must be a static fp16 or fp32 tensor.
-fn input_type(ty: &Type) -> Result<Vec<u64>, String> {
+/// The MIL shape of a function input, which must be a static tensor, and the element type
+/// it has on the engine: fp16 for fp16 and fp32 inputs, 8-bit for `bool` (values 0 and 1,
+/// as `U8`), `uint8` and `int8` inputs, which only a `cast` to fp16 or fp32 may read (the
+/// engine computes in fp16; `cast.rs`).
+fn input_type(ty: &Type) -> Result<(Vec<u64>, DType), String> {
     match ty {
         Type::Tensor { dtype, .. } | Type::Scalar(dtype) => {
-            if !matches!(dtype.name(), "fp16" | "fp32") {
-                return Err(format!("{dtype} inputs are not supported (the engine computes in fp16)"));
-            }
-            ty.static_shape().ok_or_else(|| "dynamic shapes (`?`) are not supported".to_string())
+            let engine = match dtype {
+                ScalarType::Fp16 | ScalarType::Fp32 => DType::F16,
+                ScalarType::Bool | ScalarType::Uint8 => DType::U8,
+                ScalarType::Int8 => DType::I8,
+                other => return Err(format!("{other} inputs are not supported (the engine computes in fp16)")),
+            };
+            let shape = ty.static_shape().ok_or_else(|| "dynamic shapes (`?`) are not supported".to_string())?;
+            Ok((shape, engine))
         }
         Type::State(_) => Err("state inputs are not supported".into()),
         other => Err(format!("inputs of type {other:?} are not supported")),

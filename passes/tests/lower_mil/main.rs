@@ -8,6 +8,7 @@ mod common;
 
 mod activation;
 mod attention;
+mod cast;
 mod conv;
 mod driver;
 mod elementwise;

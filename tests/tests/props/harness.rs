@@ -46,6 +46,7 @@ fn persistence(family: &'static str) -> &'static str {
         "concat" => "proptest-regressions/properties-concat.txt",
         "reshape" => "proptest-regressions/properties-reshape.txt",
         "reduction" => "proptest-regressions/properties-reduction.txt",
+        "cast" => "proptest-regressions/properties-cast.txt",
         _ => "proptest-regressions/properties-other.txt",
     }
 }

@@ -1,6 +1,7 @@
 //! Generators and harness of `properties.rs`.
 
 pub mod attention;
+pub mod cast;
 pub mod constants;
 pub mod families;
 pub mod harness;

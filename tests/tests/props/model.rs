@@ -156,10 +156,25 @@ impl MilText {
         }
     }
 
+    /// A function with inputs `(name, MIL dtype, shape)` (`bool`, `uint8`, `fp16`, ...).
+    pub fn typed(inputs: &[(&str, &str, &[usize])]) -> Self {
+        MilText {
+            inputs: inputs.iter().map(|(n, d, s)| format!("tensor<{d}, [{}]> {n}", join(s))).collect(),
+            stmts: Vec::new(),
+            outputs: Vec::new(),
+        }
+    }
+
     /// `tensor<fp16, shape> name = op(args)[name = "name"];`.
     pub fn op(&mut self, name: &str, shape: &[usize], op: &str, args: &[(&str, String)]) -> &mut Self {
+        self.op_as("fp16", name, shape, op, args)
+    }
+
+    /// [`MilText::op`] with a result of MIL dtype `dtype`.
+    pub fn op_as(&mut self, dtype: &str, name: &str, shape: &[usize], op: &str, args: &[(&str, String)]) -> &mut Self {
         let args: Vec<String> = args.iter().map(|(k, v)| format!("{k} = {v}")).collect();
-        self.stmts.push(format!("{} {name} = {op}({})[name = {}];", ty(shape), args.join(", "), string(name)));
+        let ty = format!("tensor<{dtype}, [{}]>", join(shape));
+        self.stmts.push(format!("{ty} {name} = {op}({})[name = {}];", args.join(", "), string(name)));
         self
     }
 

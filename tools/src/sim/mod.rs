@@ -24,8 +24,11 @@
 //! and abs), `reduce_tests` (reductions on tasks built by hand), `reduce_record_tests`
 //! (Apple's reductions), `chain_tests` (tasks chained through L2, built by hand:
 //! transposed results, grouped reductions in place, operand 1 broadcast, in place),
-//! `softmax_record_tests` and `layer_norm_record_tests` (Apple's softmax and layer norms).
+//! `softmax_record_tests` and `layer_norm_record_tests` (Apple's softmax and layer norms),
+//! `cast_record_tests` (Apple's cast of a bool input).
 
+#[cfg(test)]
+mod cast_record_tests;
 #[cfg(test)]
 mod chain_tests;
 mod dma;

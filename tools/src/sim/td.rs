@@ -445,8 +445,14 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
                 }
                 (1, true) => dense_result(r, c.out_dims, l2.result.base, size, repeats)?,
                 // The source streamed in pieces (rows wider than 0x100 bytes): the aliased
-                // result is not laid out like those pieces; modelled as the dense box.
-                (1, false) if streamed => dense_result(r, c.out_dims, l2.result.base, size, 1)?,
+                // result is not laid out like those pieces; modelled as the dense box. So is
+                // the result of a task widening its elements (an 8-bit source converted to
+                // fp16: Apple's `cast_b_to_f16_1x1x64x1`), which the source's byte layout
+                // cannot hold when a row is wider than 8 elements; no record shows where the
+                // engine puts it, and the encoder reserves the dense box after the source.
+                (1, false) if streamed || size > c.in_fmt[0].size() => {
+                    dense_result(r, c.out_dims, l2.result.base, size, 1)?
+                }
                 (1, false) => Region { base: l2.result.base, ..full },
                 _ => l2.result,
             };

@@ -47,9 +47,22 @@ fn raw_stride(r: &mut Reader, offset: u16) -> i64 {
     sign_extend(u64::from(r.word(offset, DRAM_MASK) >> 6), 26) * 64
 }
 
+/// How a tile DMA moves its format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Moves {
+    /// The first source loaded from DRAM: fp16 with FmtMode 1 and Truncate 3, an 8-bit
+    /// format (u8, i8) with FmtMode 0 and Truncate 0 (Apple's `cast_b_to_f16_1x1x64x1`,
+    /// source Fmt word 0x1000000; the element is read as the integer it is and the engine
+    /// converts it by InFmt).
+    Load,
+    /// A destination, or a source that is not loaded but states a format: FmtMode 1 and
+    /// Truncate 3 (every such block of both generations' programs).
+    Other,
+}
+
 /// The format fields both tile-DMA blocks share; MemFmt must equal the engine format.
-fn tile_fmt(r: &mut Reader, block: &str, engine: Fmt, engine_field: &str) -> Result<Fmt, SimError> {
-    tile_fmt_interleaved(r, block, engine, engine_field, &[1]).map(|(f, _)| f)
+fn tile_fmt(r: &mut Reader, block: &str, engine: Fmt, engine_field: &str, moves: Moves) -> Result<Fmt, SimError> {
+    tile_fmt_interleaved(r, block, engine, engine_field, &[1], moves).map(|(f, _)| f)
 }
 
 /// [`tile_fmt`] with the interleaves `allowed` (a destination written as a runtime
@@ -60,22 +73,29 @@ fn tile_fmt_interleaved(
     engine: Fmt,
     engine_field: &str,
     allowed: &[u64],
+    moves: Moves,
 ) -> Result<(Fmt, usize), SimError> {
-    r.fixed(&format!("{block}.Fmt.FmtMode"), &[1])?;
-    r.fixed(&format!("{block}.Fmt.Truncate"), &[3])?;
+    let name = format!("{block}.Fmt.MemFmt");
+    let code = r.get(&name)?;
+    let fmt = match Fmt::from_code(code) {
+        Some(f) if f == engine => f,
+        Some(_) => {
+            let reason = format!("differs from {engine_field}; conversion in the tile DMA is not modelled");
+            return Err(r.err(name, code, reason));
+        }
+        None => return Err(r.err(name, code, "only formats 0 (u8), 1 (i8) and 2 (fp16) are modelled")),
+    };
+    let (mode, truncate) = match (moves, fmt) {
+        (Moves::Load, Fmt::U8 | Fmt::I8) => (0, 0),
+        _ => (1, 3),
+    };
+    r.fixed(&format!("{block}.Fmt.FmtMode"), &[mode])?;
+    r.fixed(&format!("{block}.Fmt.Truncate"), &[truncate])?;
     r.fixed(&format!("{block}.Fmt.Shift"), &[0])?;
     r.fixed(&format!("{block}.Fmt.OffsetCh"), &[0])?;
     let interleave = usize::try_from(r.fixed(&format!("{block}.Fmt.Interleave"), allowed)?).unwrap_or(1);
     r.fixed(&format!("{block}.Fmt.CmpVec"), &[0])?;
-    let name = format!("{block}.Fmt.MemFmt");
-    let code = r.get(&name)?;
-    match Fmt::from_code(code) {
-        Some(f) if f == engine => Ok((f, interleave)),
-        Some(_) => {
-            Err(r.err(name, code, format!("differs from {engine_field}; conversion in the tile DMA is not modelled")))
-        }
-        None => Err(r.err(name, code, "only formats 0 (u8), 1 (i8) and 2 (fp16) are modelled")),
-    }
+    Ok((fmt, interleave))
 }
 
 /// The tile-DMA blocks as the simulator uses them.
@@ -154,7 +174,7 @@ fn idle_source(r: &mut Reader, c: &Common, token: bool) -> Result<Tile, SimError
             r.fixed(&format!("TileDMASrc.Fmt.{f}"), &[v])?;
         }
     } else {
-        tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt")?;
+        tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt", Moves::Other)?;
     }
     Ok(Tile { bar: 0, base: 0, row: 0, plane: 0, depth: 0, fmt: c.in_fmt[0], group: 0, interleave: 1 })
 }
@@ -193,7 +213,7 @@ fn source1(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Resul
         row: units64(r, "TileDMASrc.RowStride.Stride")?,
         plane: units64(r, "TileDMASrc.PlaneStride.PlaneStride")?,
         depth: units64(r, "TileDMASrc.DepthStride.Stride")?,
-        fmt: tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt")?,
+        fmt: tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt", Moves::Load)?,
         group: units64(r, "TileDMASrc.GroupStride.Stride")?,
         interleave: 1,
     };
@@ -249,7 +269,7 @@ fn dest(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Result<(
     r.ignore("TileDMADst.Fmt.ZeroPadLast")?;
     r.ignore("TileDMADst.Fmt.ZeroPadFirst")?;
     let (fmt, interleave) =
-        tile_fmt_interleaved(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt", &KERNEL_INTERLEAVES)?;
+        tile_fmt_interleaved(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt", &KERNEL_INTERLEAVES, Moves::Other)?;
     let t = Tile {
         bar: h.dest.unwrap_or(0),
         base: base64(r, "TileDMADst.BaseAddr.Addr")?,
@@ -285,7 +305,7 @@ fn idle_dest(r: &mut Reader, c: &Common, token: bool) -> Result<Tile, SimError> 
         r.fixed("TileDMADst.Fmt.CmpVecFill", &[0])?;
         r.ignore("TileDMADst.Fmt.ZeroPadLast")?;
         r.ignore("TileDMADst.Fmt.ZeroPadFirst")?;
-        tile_fmt(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt")?;
+        tile_fmt(r, "TileDMADst", c.out_fmt, "Common.ChCfg.OutFmt", Moves::Other)?;
     } else {
         let meaning = "TileDMADst.Fmt of a destination that is off (Interleave 1 only)";
         r.fixed_word(0x270, u32::MAX, &[0x0100_0000], meaning)?;
@@ -442,7 +462,15 @@ pub fn l2(r: &mut Reader, c: &Common) -> Result<L2Layout, SimError> {
         (false, true) => Aliases::OneOf(&[CONV_ONLY, PLANAR_RESULT_ONLY]),
         (false, false) => Aliases::OneOf(&LOADED),
     };
-    l2_cfg(r, "SourceCfg", aliases, if resident { &[0, 1] } else { &[1] }, &[1])?;
+    // DMAFmt mirrors the tile DMA's FmtMode: 1 for a loaded fp16 source, 0 for a loaded
+    // 8-bit one (MemFmt equals InFmt; Apple's `cast_b_to_f16_1x1x64x1`: SourceCfg 0x500132).
+    let eight_bit = matches!(c.in_fmt[0], Fmt::U8 | Fmt::I8);
+    let dma_fmt: &[u64] = match (resident, eight_bit) {
+        (true, _) => &[0, 1],
+        (false, true) => &[0],
+        (false, false) => &[1],
+    };
+    l2_cfg(r, "SourceCfg", aliases, dma_fmt, &[1])?;
     if resident {
         r.ignore("L2.SourceCfg.Dependent")?;
     } else {
