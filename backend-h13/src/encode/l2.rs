@@ -7,6 +7,7 @@ use crate::generation::Generation;
 use crate::layout::{round_up, L2Region, L2_GRANULE};
 use crate::task::{AliasBits, Engine, PoolMode, ReduceOp, SourceResidency, Surface, Task};
 use crate::td::TdImage;
+use anec_ir::TensorType;
 use std::ops::Range;
 
 /// Unnamed SourceCfg bit 24: set when a second source is read (sum, mul12).
@@ -108,6 +109,86 @@ pub(crate) fn reduce_region(c: u32, s: &Surface, base: u64, split: bool) -> L2Re
     let row = round_up(plane, REDUCE_ROW_ALIGN);
     let pad = row - plane + if row.is_multiple_of(PE_PAD_EVERY) { PE_PAD } else { 0 };
     L2Region::new(base, c, s.ty.h, s.ty.w, s.ty.dtype, cap, pad)
+}
+
+/// The L2's 16-byte granules repeat their banks every 0x400 bytes: a row of a region kept
+/// between tasks that fills whole banks gets 0x20 of padding, one that fills half of them
+/// 0x10 (`header-common-l2.md` §4: 0x400 -> 0x420, 0x600 -> 0x610, 0x200 -> 0x210,
+/// 0x800 -> 0x820, 0x1000 -> 0x1020; 0x80 stays).
+const BANK_SPAN: u64 = 0x400;
+const HALF_BANK_SPAN: u64 = 0x200;
+const KEPT_PAD_FULL: u64 = 0x20;
+const KEPT_PAD_HALF: u64 = 0x10;
+
+/// Bytes of the row budget an NE pass shares between the rows it writes together, and
+/// the most rows it shares (2^3): `encode::common`'s ShMax of a pass task.
+const NE_PASS_ROW_BUDGET: u64 = 256;
+const NE_PASS_MAX_ROWS_LOG2: u32 = 3;
+
+/// Who writes a region kept in L2 between tasks, as far as the padding of its rows
+/// depends on it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeptRows {
+    /// The planar engine (or the NE in place over such a region).
+    Planar,
+    /// An NE pass (a copy or a table, not transposing).
+    NePass,
+}
+
+/// True when an NE task writes rows whose channels are `channel` bytes without padding:
+/// channels of at least 0x100 bytes, which it streams in 0x100-byte pieces (softmax
+/// 1x8x128x128's copy and exponents 0x800, the 64x256 chain's and chain_resffn's copy of
+/// x 0x200, layer_norm 1x128x16x16's transposed x 0x1000: 9 regions).
+pub(crate) fn ne_rows_unpadded(channel: u64) -> bool {
+    channel >= NE_CHANNEL_CAP
+}
+
+/// The rows an NE pass over rows of `row_bytes` (one channel of one row) writes
+/// together: 2^ShMax, ShMax = min(3, log2 H, log2(256 / row bytes)).
+fn ne_pass_rows(h: u32, row_bytes: u64) -> u64 {
+    let fit = (NE_PASS_ROW_BUDGET / row_bytes.max(1)).max(1).ilog2();
+    1 << h.max(1).ilog2().min(fit).min(NE_PASS_MAX_ROWS_LOG2)
+}
+
+/// True when `rows` consecutive rows `row` bytes apart, `chunk` bytes of each (one
+/// channel), fall on distinct banks of the 0x400-byte span.
+fn rows_on_distinct_banks(row: u64, chunk: u64, rows: u64) -> bool {
+    let starts: Vec<u64> = (0..rows).map(|i| i * row % BANK_SPAN).collect();
+    starts.iter().enumerate().all(|(i, &a)| {
+        starts.iter().skip(i + 1).all(|&b| {
+            let gap = a.abs_diff(b);
+            gap >= chunk && BANK_SPAN - gap >= chunk
+        })
+    })
+}
+
+/// The layout at `base` of a tensor of `ty` kept in L2 between tasks, C channels of W per
+/// row, and its row padding (only with several rows): 0x20 for a row that fills whole
+/// banks, 0x10 for one that fills half of them; for a region an NE pass writes, none when
+/// it streams the rows ([`ne_rows_unpadded`]), else further granules until the rows it
+/// writes together (2^ShMax) put each channel's piece on distinct banks (softmax
+/// 1x8x64x64's copy: two rows of 0x80 at 0x480, not 0x420). `scripts/corpus/norm/
+/// kept_rows.py`: 23 of the 24 kept regions of rows of the corpus; the miss is the
+/// centred x of layer_norm over C (0x1030, read by an NE transposer).
+pub(crate) fn kept_region(base: u64, ty: &TensorType, writer: KeptRows) -> L2Region {
+    let plane = L2Region::unpadded_row(ty.c, ty.w, ty.dtype, u64::MAX);
+    let channel = plane / u64::from(ty.c.max(1));
+    let general = if plane.is_multiple_of(BANK_SPAN) {
+        KEPT_PAD_FULL
+    } else if plane.is_multiple_of(HALF_BANK_SPAN) {
+        KEPT_PAD_HALF
+    } else {
+        0
+    };
+    let together = ne_pass_rows(ty.h, channel);
+    let spread = |p: &u64| rows_on_distinct_banks(plane + p, channel, together);
+    let pad = match writer {
+        _ if ty.h <= 1 => 0,
+        KeptRows::Planar => general,
+        KeptRows::NePass if ne_rows_unpadded(channel) => 0,
+        KeptRows::NePass => (general..BANK_SPAN).step_by(L2_GRANULE as usize).find(spread).unwrap_or(general),
+    };
+    L2Region::new(base, ty.c, ty.h, ty.w, ty.dtype, u64::MAX, pad)
 }
 
 /// True when the result region is aliased to the destination DMA (L2BfrMode 1, no
@@ -307,9 +388,16 @@ fn encode_source(td: &mut TdImage, t: &Task, src: &Surface, r1: &L2Region) -> Re
 /// padded row as the group step); any other reads it as laid out.
 fn encode_source_in_place(td: &mut TdImage, t: &Task, r: &L2Region) -> Result<u64, BackendError> {
     let grouped = t.engine == Engine::Pe && t.dest.ty.n > 1;
+    // A reduction viewing each row as four reads a quarter row after the other (softmax
+    // 1x8x128x128: 0x40; the 64x256 chain: 0x80).
+    let quarter = match (t.reduce, t.sources.first()) {
+        (Some(red), Some(s)) if red.split => Some(round_up(u64::from(s.ty.w) * s.ty.dtype.size() as u64, L2_GRANULE)),
+        _ => None,
+    };
+    let row = quarter.unwrap_or(if grouped { r.plane } else { r.row });
     td.set("L2.SourceBase.Addr", r.base >> 4)?;
     super::set_units(td, "L2.SourceChannelStride.Stride", r.channel, 16)?;
-    super::set_units(td, "L2.SourceRowStride.Stride", if grouped { r.plane } else { r.row }, 16)?;
+    super::set_units(td, "L2.SourceRowStride.Stride", row, 16)?;
     set_unnamed_units(td, 0x1F4, r.plane, 4, 17)?;
     if grouped {
         set_unnamed_units(td, 0x1F8, r.row, 4, 17)?;
@@ -477,4 +565,34 @@ fn set_bits(td: &mut TdImage, cfg: &str, bits: &[&str]) -> Result<(), BackendErr
         td.set(&format!("L2.{cfg}.{f}"), 1)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use anec_ir::DType;
+
+    /// The row stride `kept_region` gives a `c x h x w` tensor.
+    fn row(c: u32, h: u32, w: u32, rows: KeptRows) -> u64 {
+        kept_region(0, &TensorType::nchw(1, c, h, w, DType::F16), rows).row
+    }
+
+    #[test]
+    fn kept_rows_follow_apples_records() {
+        // The NE copies of softmax and layer_norm over several rows.
+        assert_eq!(row(64, 8, 8, KeptRows::NePass), 0x420);
+        assert_eq!(row(8, 64, 64, KeptRows::NePass), 0x480);
+        assert_eq!(row(12, 64, 64, KeptRows::NePass), 0x610);
+        assert_eq!(row(1, 64, 64, KeptRows::NePass), 0x80);
+        assert_eq!(row(128, 16, 16, KeptRows::NePass), 0x1020);
+        // softmax's differences, written by the planar engine.
+        assert_eq!(row(8, 64, 64, KeptRows::Planar), 0x420);
+        assert_eq!(row(12, 64, 64, KeptRows::Planar), 0x610);
+        assert_eq!(row(8, 128, 128, KeptRows::Planar), 0x820);
+        assert_eq!(row(1, 64, 256, KeptRows::Planar), 0x210);
+        // Rows the NE streams, and a single row.
+        assert_eq!(row(8, 128, 128, KeptRows::NePass), 0x800);
+        assert_eq!(row(1, 64, 256, KeptRows::NePass), 0x200);
+        assert_eq!(row(64, 1, 64, KeptRows::Planar), 0x2000);
+    }
 }

@@ -19,11 +19,14 @@
 
 use super::l2_chain::{
     check_fits, link, read_in_place, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_D, OPERAND1_ALONG_H,
-    OPERAND1_ALONG_W, OPERAND1_PACKED, OPERAND2_ALONG_C, OPERAND2_PACKED,
+    OPERAND1_ALONG_W, OPERAND1_PACKED, OPERAND2_ALONG_C, OPERAND2_ALONG_W, OPERAND2_PACKED,
 };
+use super::reduction::SPLIT_ROW_MIN;
+use super::softmax::{reduction_view, stats_region};
 use super::{attr, reduction};
 use crate::buffers::Buffers;
 use crate::encode::l2::reduce_region;
+use crate::encode::l2::{kept_region, KeptRows::*};
 use crate::error::BackendError;
 use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
 use crate::task::{
@@ -47,6 +50,7 @@ pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result
     let dense = |s: &Surface| s.strides.plane == s.strides.row * u64::from(s.ty.h);
     let tasks = match axes.as_slice() {
         _ if !planned(&ty, &axes) => None,
+        [4] if dense(&x) && dense(&dest) && ty.c > 1 && ty.h > 1 => Some(grouped_or_rows(op, x, dest, n, eps)),
         [4] if dense(&x) && dense(&dest) => Some(row_plan(op, rows_as_channels(&x), rows_as_channels(&dest), n, eps)),
         [4] => None,
         // Over H and W of each channel (instance_norm): the row plan on the whole planes.
@@ -111,6 +115,57 @@ fn row_plan(op: &Op, view: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
     read_in_place(&mut out, kept, link(false, true, 0));
     vec![mean, rstd, out]
 }
+
+/// Over W of a `C x H x W` tensor with several channels and rows: Apple's grouped plan
+/// when its regions fit the L2, else the row plan on the rows read as channels.
+fn grouped_or_rows(op: &Op, x: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
+    let grouped = grouped_plan(op, x, y, n, eps);
+    if check_fits(op, &grouped, "layer_norm").is_ok() {
+        return grouped;
+    }
+    row_plan(op, rows_as_channels(&x), rows_as_channels(&y), n, eps)
+}
+
+/// Over W of a `C x H x W` tensor with C > 1 and H > 1 (`norm_layer_norm_ax3_1x128x16x16`,
+/// five tasks): an NE pass copies x into L2; the mean takes the rows as groups (one
+/// 16-byte line per channel and row); `x - mean` is kept; the sum of its squares goes
+/// through rsqrt, grouped the same way; `(x - mean)·rstd` is written to memory. L2: the
+/// copy at 0, `x - mean` after it (over x's staging), the means after that, rstd at 0
+/// (over the copy). Rows a multiple of 128 wide are read by the reductions as four rows
+/// of a quarter (as softmax's; no record of this plan shows it).
+fn grouped_plan(op: &Op, x: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
+    let (c, h) = (x.ty.c, x.ty.h);
+    let split = x.ty.w.is_multiple_of(SPLIT_ROW_MIN);
+    let copied = kept_region(0, &x.ty, NePass);
+    let centred = kept_region(copied.end(), &x.ty, Planar);
+    let means = stats_region(centred.end(), c, h, false);
+    let rstds = stats_region(0, c, h, false);
+    let view = reduction_view(&x, h, split);
+    let mut copy = Task::new(&op.name, Engine::NePass, vec![x], scratch(&x.ty));
+    copy.l2_result = Some(standard(copied));
+    let mut mean = statistic(op, view, means, n, false);
+    mean.reduce = mean.reduce.map(|r| PeReduce { split, ..r });
+    read_in_place(&mut mean, copied, link(true, false, 0));
+    let mut sub = Task::new(&op.name, Engine::Pe, vec![x], scratch(&x.ty));
+    sub.pe = Some(PeOp { mode: 0, negate: true, bias: 0, scale: ONE_F16, abs: false, relu: false });
+    read_in_place(&mut sub, copied, link(false, true, 0));
+    sub.l2_operand = Some(L2Operand { vector: standard(means), broadcast: OPERAND2_ALONG_W });
+    sub.l2_result = Some(standard(centred));
+    sub.pe_links = PeLinks { feeds_pe: true, fed_by_pe: true };
+    let mut rstd = statistic(op, view, rstds, n, false);
+    rstd.reduce = rstd.reduce.map(|r| PeReduce { split, centered: true, post: ReducePost::Rsqrt { eps }, ..r });
+    read_in_place(&mut rstd, centred, link(false, true, 0));
+    rstd.pe_links.fed_by_pe = true;
+    let mut out = Task::new(&op.name, Engine::Pe, vec![x], y);
+    out.pe = Some(PeOp { mode: PE_MUL, negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
+    read_in_place(&mut out, centred, link(false, true, 0));
+    out.l2_operand = Some(L2Operand { vector: standard(rstds), broadcast: OPERAND2_ALONG_W });
+    out.pe_links = PeLinks { feeds_pe: false, fed_by_pe: true };
+    vec![copy, mean, sub, rstd, out]
+}
+
+/// The planar engine's multiply (elementwise op 1).
+const PE_MUL: u32 = 1;
 
 /// Over C, H and W of a `C x H x W` tensor: the mean and rstd read x as one channel (its
 /// channels as rows, its rows as depth slices); the last step loads x again.

@@ -23,9 +23,10 @@
 use super::attr;
 use super::l2_pair::region;
 use crate::buffers::Buffers;
+use crate::encode::l2::ne_rows_unpadded;
 use crate::error::BackendError;
-use crate::layout::round_up;
 use crate::layout::Strides;
+use crate::layout::{round_up, L2Region};
 use crate::task::{Engine, L2Form, L2Vector, PeOp, PeReduce, ReduceOp, SourceResidency, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Op, TensorType};
@@ -109,11 +110,18 @@ fn is_channels_of_planes(ty: &TensorType, axes: &[usize]) -> bool {
 /// A reduction over C of `x` = (C, H, W) as Apple runs it (`reduce_sum_axes_1`): an NE
 /// pass writes x into L2 transposed, W channels of C values per row; the planar engine
 /// then reduces each such channel, the rows as groups (view (W, 1, C), NumGroups H), and
-/// writes each group's W results as one packed row of the reduced tensor.
+/// writes each group's W results as one packed row of the reduced tensor. With several
+/// rows, C a multiple of 128 is read as four rows of C/4 (view (W, 4, C/4)), as Apple's
+/// layer_norm over 128 channels reads its transposed x (`reduction.md` §5); channels of
+/// 0x100 bytes or more the NE writes unpadded (`encode::l2::ne_rows_unpadded`: that x's
+/// rows are 0x1000).
 fn through_transposer(op: &Op, x: Surface, dest: Surface, reduce: PeReduce) -> Result<Vec<Task>, BackendError> {
     let ty = x.ty;
     let form = L2Form::Transposed;
-    let vector = L2Vector { form, region: region(form, &ty) };
+    let split = ty.c.is_multiple_of(SPLIT_ROW_MIN) && ty.h > 1;
+    let unpadded = L2Region::new(0, ty.w, ty.h, ty.c, ty.dtype, u64::MAX, 0);
+    let transposed = if ne_rows_unpadded(unpadded.channel) { unpadded } else { region(form, &ty) };
+    let vector = L2Vector { form, region: transposed };
     let needed = vector.region.size + u64::from(ty.c) * u64::from(ty.h) * round_up(u64::from(ty.w) * 2, 16);
     if needed > L2_BYTES {
         let reason = format!(
@@ -125,7 +133,8 @@ fn through_transposer(op: &Op, x: Surface, dest: Surface, reduce: PeReduce) -> R
     }
     let mut transposer = Task::new(&op.name, Engine::NePass, vec![x], Surface { bar: 0, offset: 0, ..x });
     transposer.l2_result = Some(vector);
-    let view_ty = TensorType { n: ty.h, c: ty.w, h: 1, w: ty.c, ..ty };
+    let (rows_per_channel, w) = if split { (SPLIT_ROWS, ty.c / SPLIT_ROWS) } else { (1, ty.c) };
+    let view_ty = TensorType { n: ty.h, c: ty.w, h: rows_per_channel, w, ..ty };
     let view = Surface { ty: view_ty, ..x };
     let d = dest.strides;
     let rows = Surface {
@@ -133,7 +142,7 @@ fn through_transposer(op: &Op, x: Surface, dest: Surface, reduce: PeReduce) -> R
         strides: Strides { row: d.plane, plane: d.plane, depth: d.depth, batch: d.row },
         ..dest
     };
-    let mut reduction = pe_reduction(op, view, rows, PeReduce { packed: true, ..reduce });
+    let mut reduction = pe_reduction(op, view, rows, PeReduce { packed: true, split, ..reduce });
     reduction.residency = SourceResidency::Resident;
     reduction.l2_source = Some(vector);
     Ok(vec![transposer, reduction])
@@ -175,8 +184,8 @@ pub(super) fn reduced_elements(ty: &TensorType, axes: &[usize]) -> u64 {
 /// Width from which a single row is read as four rows of a quarter (Apple's
 /// `reduce_probe_mean_ax3_1x1x1x512`: 512 as 4 x 128); the quarter row must be a whole
 /// number of 64-byte DMA rows.
-const SPLIT_ROW_MIN: u32 = 128;
-const SPLIT_ROWS: u32 = 4;
+pub(super) const SPLIT_ROW_MIN: u32 = 128;
+pub(super) const SPLIT_ROWS: u32 = 4;
 
 /// The view of `x` and the reading of `dest` the task uses, or why the engine has no
 /// one-task plan for these axes.

@@ -17,12 +17,14 @@
 
 use super::attr;
 use super::l2_chain::{
-    check_fits, link, scratch, standard, x_region, ONE_F16, OPERAND1_ALONG_C, OPERAND1_ALONG_W, OPERAND1_PACKED,
-    OPERAND2_ALONG_C, OPERAND2_ALONG_W, OPERAND2_PACKED, PACKED_RESULT,
+    check_fits, link, scratch, standard, x_region, L2_BYTES, ONE_F16, OPERAND1_ALONG_C, OPERAND1_ALONG_W,
+    OPERAND1_PACKED, OPERAND2_ALONG_C, OPERAND2_ALONG_W, OPERAND2_PACKED, PACKED_RESULT,
 };
+use super::reduction::{SPLIT_ROWS, SPLIT_ROW_MIN};
 use crate::activation::{self, TableFn};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
+use crate::encode::l2::{kept_region, ne_rows_unpadded, KeptRows::*};
 use crate::encode::ne_count;
 use crate::error::BackendError;
 use crate::layout::{round_up, L2Region, L2_GRANULE};
@@ -171,13 +173,13 @@ fn row_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<T
     let stats = stats_region(0, c, 1, packed);
     let work = x_region(stats.size, &x.ty, false);
     let kept = x_region(stats.size + work.size, &x.ty, false);
-    let mut max = reduction(op, x, ReduceOp::Max, packed, 1, stats);
+    let mut max = reduction(op, x, ReduceOp::Max, packed, 1, false, stats);
     max.residency = SourceResidency::LoadAndKeep;
     max.l2_source = Some(standard(kept));
     let (packed1, packed2) = if packed { (OPERAND1_PACKED, OPERAND2_PACKED) } else { (0, 0) };
     let sub = subtract(op, x, kept, stats, OPERAND2_ALONG_W | packed2, work, link(false, true, 0));
     let exp = exp2(op, x, work, consts);
-    let mut sum = reduction(op, x, ReduceOp::Sum, packed, 1, stats);
+    let mut sum = reduction(op, x, ReduceOp::Sum, packed, 1, false, stats);
     sum.reduce = sum.reduce.map(|r| PeReduce { post: ReducePost::Reciprocal, ..r });
     (sum.residency, sum.l2_source, sum.l2_link) =
         (SourceResidency::Resident, Some(standard(work)), Some(link(false, true, 1)));
@@ -187,60 +189,108 @@ fn row_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<T
 
 /// Softmax over W of a `C x H x W` tensor with H > 1: an NE copy into L2, then the five
 /// steps with the rows as the reductions' groups (or, with one channel, as their
-/// channels).
+/// channels). Rows a multiple of 128 wide are read by the reductions as four rows of a
+/// quarter (`softmax.md` §1). The layout is [`RowsLayout`]'s, or, when that does not fit
+/// the L2, whole rows with exp2 in place.
 fn rows_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<Task> {
     let (c, h) = (x.ty.c, x.ty.h);
-    let copied = x_region(0, &x.ty, true);
-    let work = x_region(copied.size, &x.ty, true);
-    let (lines, groups) = if c > 1 { (c, h) } else { (h, 1) };
-    let stats_at = |base| match c {
-        // One channel: the reductions' channels are x's rows, one line each, which the
-        // elementwise steps read as a column (Apple: channel stride = the whole region).
-        1 => {
-            let r = stats_region(base, lines, 1, false);
-            L2Region { channel: r.size, row: L2_GRANULE, ..r }
-        }
-        _ => stats_region(base, lines, groups, false),
-    };
+    let apple = RowsLayout::new(&x.ty, x.ty.w.is_multiple_of(SPLIT_ROW_MIN), false);
+    let l = if apple.end() <= L2_BYTES { apple } else { RowsLayout::new(&x.ty, false, true) };
+    let (split, groups) = (l.split, if c > 1 { h } else { 1 });
     let mut copy = Task::new(&op.name, Engine::NePass, vec![x], scratch(&x.ty));
-    copy.l2_result = Some(standard(copied));
-    let mut max = reduction(op, x, ReduceOp::Max, false, groups, stats_at(work.end()));
+    copy.l2_result = Some(standard(l.copied));
+    let mut max = reduction(op, x, ReduceOp::Max, false, groups, split, l.maxima);
     (max.residency, max.l2_source, max.l2_link) =
-        (SourceResidency::Resident, Some(standard(copied)), Some(link(true, false, 0)));
-    let sub = subtract(op, x, copied, stats_at(work.end()), OPERAND2_ALONG_W, work, link(false, true, 0));
-    let exp = exp2(op, x, work, consts);
-    let mut sum = reduction(op, x, ReduceOp::Sum, false, groups, stats_at(0));
+        (SourceResidency::Resident, Some(standard(l.copied)), Some(link(true, false, 0)));
+    let sub = subtract(op, x, l.copied, l.maxima, OPERAND2_ALONG_W, l.work, link(false, true, 0));
+    let mut exp = exp2(op, x, l.work, consts);
+    exp.l2_result = Some(standard(l.exps));
+    let mut sum = reduction(op, x, ReduceOp::Sum, false, groups, split, l.sums);
     sum.reduce = sum.reduce.map(|r| PeReduce { post: ReducePost::Reciprocal, ..r });
     (sum.residency, sum.l2_source, sum.l2_link) =
-        (SourceResidency::Resident, Some(standard(work)), Some(link(true, false, 0)));
-    let mul = normalize(op, x, y, stats_at(0), work, OPERAND1_ALONG_W, link(false, true, 0));
+        (SourceResidency::Resident, Some(standard(l.exps)), Some(link(true, false, 0)));
+    let mul = normalize(op, x, y, l.sums, l.exps, OPERAND1_ALONG_W, link(false, true, 0));
     vec![copy, max, sub, exp, sum, mul]
+}
+
+/// The L2 regions of the rows plan (`encode::l2::kept_region` pads their rows). The copy
+/// at 0; the differences `(x - m)·log2 e` where x was staged for the copy, exp2 in place,
+/// and the maxima after them; the reciprocal sums at 0, over the copy. An NE task writes
+/// rows of 0x100 bytes or more per channel unpadded: when the differences' rows are
+/// padded, the exponents then go where x was staged (its unpadded size) and the
+/// differences after that (1x8x128x128, the 64x256 chain).
+struct RowsLayout {
+    split: bool,
+    copied: L2Region,
+    work: L2Region,
+    exps: L2Region,
+    maxima: L2Region,
+    sums: L2Region,
+}
+
+impl RowsLayout {
+    /// The layout with the reductions reading split rows or not; `in_place`: exp2 in place
+    /// whatever the layouts (the fallback that needs least L2).
+    fn new(ty: &TensorType, split: bool, in_place: bool) -> RowsLayout {
+        let c = ty.c;
+        // A region the reductions read: with one channel and split rows, its rows are the
+        // view's channels and its plane the whole region (Apple: 0x8000 for 64 x 0x200).
+        let reduced = |r: L2Region| if split && c == 1 { L2Region { plane: r.size, ..r } } else { r };
+        let copied = reduced(kept_region(0, ty, NePass));
+        let staged = x_region(copied.end(), ty, false);
+        let differences = kept_region(0, ty, Planar);
+        let streamed = ne_rows_unpadded(differences.channel) && !in_place;
+        let exps = if streamed { reduced(kept_region(0, ty, NePass)) } else { differences };
+        let same = |a: &L2Region, b: &L2Region| (a.channel, a.row, a.plane) == (b.channel, b.row, b.plane);
+        let (work, exps) = if same(&exps, &differences) {
+            let work = L2Region { base: copied.end(), ..differences };
+            (work, work)
+        } else {
+            (L2Region { base: staged.end(), ..differences }, L2Region { base: staged.base, ..exps })
+        };
+        let stats_at = |base| match c {
+            // One channel: the reductions' channels are x's rows, one line each, which the
+            // elementwise steps read as a column (Apple: channel stride = the whole region).
+            1 => {
+                let r = stats_region(base, ty.h, 1, false);
+                L2Region { channel: r.size, row: L2_GRANULE, ..r }
+            }
+            _ => stats_region(base, c, ty.h, false),
+        };
+        RowsLayout { split, copied, work, exps, maxima: stats_at(work.end()), sums: stats_at(0) }
+    }
+
+    /// The first byte after every region.
+    fn end(&self) -> u64 {
+        [self.copied, self.work, self.exps, self.maxima, self.sums].iter().map(L2Region::end).max().unwrap_or(0)
+    }
 }
 
 /// The statistics (one value per line, `lines` per group, `groups` groups) as their
 /// readers see them: a packed row, or one 16-byte line per value.
-fn stats_region(base: u64, lines: u32, groups: u32, packed: bool) -> L2Region {
+pub(super) fn stats_region(base: u64, lines: u32, groups: u32, packed: bool) -> L2Region {
     let row = if packed { round_up(u64::from(lines) * 2, L2_GRANULE) } else { L2_GRANULE * u64::from(lines) };
     let channel = if packed { row } else { L2_GRANULE };
     L2Region { base, channel, row, plane: row, size: row * u64::from(groups.max(1)) }
 }
 
 /// The view a reduction step reduces: one row per channel (per group), or the rows as
-/// channels when there is one channel.
-fn reduction_view(x: &Surface, groups: u32) -> Surface {
+/// channels when there is one channel; a split row as four rows of a quarter.
+pub(super) fn reduction_view(x: &Surface, groups: u32, split: bool) -> Surface {
     let ty = x.ty;
+    let (h, w) = if split { (SPLIT_ROWS, ty.w / SPLIT_ROWS) } else { (1, ty.w) };
     let view =
-        if groups > 1 || ty.h == 1 { TensorType { n: groups, h: 1, ..ty } } else { TensorType { c: ty.h, h: 1, ..ty } };
+        if groups > 1 || ty.h == 1 { TensorType { n: groups, h, w, ..ty } } else { TensorType { c: ty.h, h, w, ..ty } };
     Surface { ty: view, ..*x }
 }
 
 /// A reduction step of x keeping its statistics in `stats`.
-fn reduction(op: &Op, x: Surface, red: ReduceOp, packed: bool, groups: u32, stats: L2Region) -> Task {
-    let view = reduction_view(&x, groups);
+fn reduction(op: &Op, x: Surface, red: ReduceOp, packed: bool, groups: u32, split: bool, stats: L2Region) -> Task {
+    let view = reduction_view(&x, groups, split);
     let out = TensorType { c: view.ty.c, h: 1, w: 1, ..view.ty };
     let mut t = Task::new(&op.name, Engine::Pe, vec![view], scratch(&out));
     t.pe = Some(PeOp { mode: red.code(), negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
-    t.reduce = Some(PeReduce { packed, ..PeReduce::new(red, 1.0) });
+    t.reduce = Some(PeReduce { packed, split, ..PeReduce::new(red, 1.0) });
     t.l2_result = Some(standard(stats));
     t.pe_links = PeLinks { feeds_pe: true, fed_by_pe: false };
     t
