@@ -77,12 +77,12 @@ pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) 
         // The one-row source of a runtime matmul's tasks: no padding (every copy and
         // matmul task of `matmul-runtime.md` §3).
         _ if t.kernel_write.is_some() || t.runtime_kernel.is_some() => 0,
+        // A planar-engine row is a whole number of 0x20 bytes (Apple's cast of a
+        // `[1, 1, 64, 1]` bool: rows of one byte, stride 0x20), 0x20 more on multiples of
+        // 0x400, as a reduction's (`reduce_region`).
         Engine::Pe => {
-            if plane.is_multiple_of(PE_PAD_EVERY) {
-                PE_PAD
-            } else {
-                0
-            }
+            let row = round_up(plane, REDUCE_ROW_ALIGN);
+            row - plane + if row.is_multiple_of(PE_PAD_EVERY) { PE_PAD } else { 0 }
         }
         Engine::NeConv if !gen.conv_source_pad => 0,
         Engine::NeConv if t.conv.sy == 1 && plane >= CONV_PAD_WIDE_ROW => NE_PAD,
