@@ -216,12 +216,16 @@ pub(super) fn lower(
         None => None,
     };
     let mut tasks = Vec::new();
+    // The task before the recipe wrote the kernel (a softmax's last step), or the copy.
+    let written = kernel_from_producer(m, op, bufs).is_some();
     // The kernel's buffer and where in it the kernel starts (the scratch may hold other
     // recipes' surfaces before it).
     let (kernel_bar, kernel_base) = match (p.direct, scratch) {
         (true, _) => (x.bar, x.offset),
         (false, Some(s)) => {
-            tasks.push(copy(op, &p, x, s));
+            if !written {
+                tasks.push(copy(op, &p, x, s));
+            }
             (s.bar, s.offset)
         }
         (false, None) => return Err(BackendError::Internal(format!("'{}': no kernel scratch", op.name))),
@@ -242,7 +246,7 @@ pub(super) fn lower(
     };
     let source = slice_source(&p, y, scratch);
     for (j, rows) in p.slices.iter().enumerate() {
-        let at = tasks.len() as u32;
+        let at = tasks.len() as u32 + u32::from(written);
         let kernel = RuntimeKernel { bar: kernel_bar, producer_back: (!p.direct).then_some(at) };
         let mut t = slice(op, &p, rows.clone(), source, dest, kernel);
         t.kernel.iter_mut().for_each(|c| c.offset += kernel_base);
@@ -257,10 +261,51 @@ pub(super) fn lower(
     Ok(tasks)
 }
 
+/// B (rows per NE) of the runtime matmul `op` when the task that computes its x writes x
+/// straight into the kernel layout instead of a copy task: x is a softmax over W (whose
+/// last step is a planar-engine task) read by this matmul alone, and the kernel would be
+/// copied by the planar engine (Apple's attention: the softmax's multiply writes P into
+/// BAR 3 interleaved, `chains.md` §2.8).
+pub(super) fn kernel_from_producer(m: &Module, op: &Op, bufs: &Buffers) -> Option<u32> {
+    let &xv = op.operands.first()?;
+    let producer = m.producer(xv)?;
+    let softmax_over_w = producer.opcode == OpCode::Softmax
+        && producer.attr("axis").and_then(anec_ir::Attr::as_str) == Some("width")
+        && m.ty(xv).is_some_and(|t| t.w > 1);
+    let sole = m.users(xv).count() == 1 && !m.outputs.iter().any(|o| o.value == xv);
+    if op.opcode != OpCode::Matmul || !softmax_over_w || !sole {
+        return None;
+    }
+    let (x, y) = (bufs.surface(xv).ok()?, bufs.surface(*op.operands.get(1)?).ok()?);
+    let p = plan(shape(op, &x.ty, &y.ty).ok()?, &x);
+    (!p.direct && p.pe_copy()).then_some(p.b)
+}
+
+/// Makes `t`, the last task of the op computing x of the runtime matmul `op`, write x
+/// into the kernel layout of `op`'s scratch, B channels interleaved (as the copy would).
+pub(super) fn write_kernel(t: &mut Task, op: &Op, bufs: &Buffers, b: u32) -> Result<(), BackendError> {
+    let scratch = bufs.scratch.get(&op.name).copied();
+    let scratch = scratch.ok_or_else(|| BackendError::Internal(format!("'{}': no kernel scratch", op.name)))?;
+    let x = op.operands.first().and_then(|&v| m_ty(bufs, v)).unwrap_or(t.dest.ty);
+    t.dest = kernel_surface(x, scratch);
+    t.kernel_write = Some(b);
+    Ok(())
+}
+
+/// The type of value `v` as bound (`None` without a surface).
+fn m_ty(bufs: &Buffers, v: anec_ir::ValueId) -> Option<TensorType> {
+    bufs.surface(v).ok().map(|s| s.ty)
+}
+
+/// x (`M x K`, M channels) as the kernel in `scratch`.
+fn kernel_surface(x: TensorType, scratch: Surface) -> Surface {
+    Surface { ty: x, ..scratch }
+}
+
 /// Step 2: x (or xᵀ) to the scratch in the kernel layout, B channels interleaved.
 fn copy(op: &Op, p: &Plan, x: Surface, scratch: Surface) -> Task {
     let ty = TensorType { c: p.shape.m, w: p.shape.k, ..x.ty };
-    let dest = Surface { ty, ..scratch };
+    let dest = kernel_surface(ty, scratch);
     let engine = if p.pe_copy() { Engine::Pe } else { Engine::NePass };
     let mut t = Task::new(&op.name, engine, vec![x], dest);
     if engine == Engine::Pe {

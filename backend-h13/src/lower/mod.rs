@@ -192,6 +192,12 @@ pub fn lower_group(
     if g.neuron.is_some() {
         tasks.iter_mut().for_each(with_relu);
     }
+    // A softmax whose result is a runtime matmul's x writes it as that matmul's kernel.
+    if let (OpCode::Softmax, Some(mm), Some(t)) = (head.opcode, m.users(*result).next(), tasks.last_mut()) {
+        if let Some(b) = matmul_runtime::kernel_from_producer(m, mm, bufs) {
+            matmul_runtime::write_kernel(t, mm, bufs, b)?;
+        }
+    }
     Ok(tasks)
 }
 
