@@ -283,18 +283,13 @@ pub(super) fn kernel_from_producer(m: &Module, op: &Op, bufs: &Buffers) -> Optio
 
 /// Makes `t`, the last task of the op computing x of the runtime matmul `op`, write x
 /// into the kernel layout of `op`'s scratch, B channels interleaved (as the copy would).
-pub(super) fn write_kernel(t: &mut Task, op: &Op, bufs: &Buffers, b: u32) -> Result<(), BackendError> {
+pub(super) fn write_kernel(m: &Module, t: &mut Task, op: &Op, bufs: &Buffers, b: u32) -> Result<(), BackendError> {
     let scratch = bufs.scratch.get(&op.name).copied();
     let scratch = scratch.ok_or_else(|| BackendError::Internal(format!("'{}': no kernel scratch", op.name)))?;
-    let x = op.operands.first().and_then(|&v| m_ty(bufs, v)).unwrap_or(t.dest.ty);
+    let x = op.operands.first().and_then(|&v| m.ty(v)).copied().unwrap_or(t.dest.ty);
     t.dest = kernel_surface(x, scratch);
     t.kernel_write = Some(b);
     Ok(())
-}
-
-/// The type of value `v` as bound (`None` without a surface).
-fn m_ty(bufs: &Buffers, v: anec_ir::ValueId) -> Option<TensorType> {
-    bufs.surface(v).ok().map(|s| s.ty)
 }
 
 /// x (`M x K`, M channels) as the kernel in `scratch`.

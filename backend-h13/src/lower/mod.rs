@@ -195,7 +195,7 @@ pub fn lower_group(
     // A softmax whose result is a runtime matmul's x writes it as that matmul's kernel.
     if let (OpCode::Softmax, Some(mm), Some(t)) = (head.opcode, m.users(*result).next(), tasks.last_mut()) {
         if let Some(b) = matmul_runtime::kernel_from_producer(m, mm, bufs) {
-            matmul_runtime::write_kernel(t, mm, bufs, b)?;
+            matmul_runtime::write_kernel(m, t, mm, bufs, b)?;
         }
     }
     Ok(tasks)

@@ -61,18 +61,8 @@ fn binding_errors_name_the_problem_and_list_the_inputs() {
 #[test]
 fn a_float64_file_is_a_dtype_error_listing_the_inputs() {
     let dir = tempfile::tempdir().unwrap();
-    // numpy's v1 header for a float64 vector of 4, then 32 bytes of data.
-    let mut dict = "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 1, 1, 4), }".to_string();
-    while dict.len() % 64 != 53 {
-        dict.push(' ');
-    }
-    dict.push('\n');
-    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
-    bytes.extend_from_slice(&(dict.len() as u16).to_le_bytes());
-    bytes.extend_from_slice(dict.as_bytes());
-    bytes.extend_from_slice(&[0u8; 32]);
-    let f = dir.path().join("d.npy");
-    std::fs::write(&f, bytes).unwrap();
+    // A float64 vector of 4: 32 bytes of data.
+    let f = npy_file(dir.path(), "d.npy", "<f8", "(1, 1, 1, 4)", &[0u8; 32]);
     let m = write(dir.path(), "m.npy", &tensor(&[1, 2, 1, 1]));
     let e = bind_inputs("p.hwx", &specs(), &[("image".into(), f), ("mask".into(), m)]).unwrap_err();
     let text = e.to_string();
@@ -81,8 +71,9 @@ fn a_float64_file_is_a_dtype_error_listing_the_inputs() {
     assert!(text.ends_with("the program's inputs are: image [1, 1, 1, 4] fp16, mask [1, 2, 1, 1] fp16"), "{text}");
 }
 
-/// An `.npy` file of `descr` (`|b1`, `|u1`, `|i1`) holding `data`, shape `shape`.
-fn one_byte(dir: &Path, name: &str, descr: &str, shape: &str, data: &[u8]) -> PathBuf {
+/// An `.npy` file (numpy's v1 header) of `descr` (`<f8`, `|b1`, `|u1`, `|i1`) holding
+/// `data`, shape `shape`.
+fn npy_file(dir: &Path, name: &str, descr: &str, shape: &str, data: &[u8]) -> PathBuf {
     let mut dict = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     while dict.len() % 64 != 53 {
         dict.push(' ');
@@ -101,10 +92,10 @@ fn one_byte(dir: &Path, name: &str, descr: &str, shape: &str, data: &[u8]) -> Pa
 fn eight_bit_inputs_take_bool_uint8_and_int8_files() {
     let dir = tempfile::tempdir().unwrap();
     let specs = [InputSpec::fixed("m", &[1, 1, 4, 1], "bool"), InputSpec::fixed("q", &[1, 1, 4, 1], "int8")];
-    let b = one_byte(dir.path(), "b.npy", "|b1", "(1, 1, 4, 1)", &[1, 0, 0, 1]);
+    let b = npy_file(dir.path(), "b.npy", "|b1", "(1, 1, 4, 1)", &[1, 0, 0, 1]);
     // A uint8 file of 0 and 1 serves a bool input; an int8 one an int8 input.
-    let u = one_byte(dir.path(), "u.npy", "|u1", "(1, 1, 4, 1)", &[0, 1, 1, 0]);
-    let i = one_byte(dir.path(), "i.npy", "|i1", "(1, 1, 4, 1)", &[0x80, 0xFF, 0, 0x7F]);
+    let u = npy_file(dir.path(), "u.npy", "|u1", "(1, 1, 4, 1)", &[0, 1, 1, 0]);
+    let i = npy_file(dir.path(), "i.npy", "|i1", "(1, 1, 4, 1)", &[0x80, 0xFF, 0, 0x7F]);
     let bound = bind_inputs("p.hwx", &specs, &[("m".into(), b.clone()), ("q".into(), i.clone())]).unwrap();
     assert_eq!(bound["m"].data, vec![1.0, 0.0, 0.0, 1.0]);
     assert_eq!(bound["q"].data, vec![-128.0, -1.0, 0.0, 127.0]);
@@ -118,9 +109,9 @@ fn eight_bit_inputs_take_bool_uint8_and_int8_files() {
 #[test]
 fn an_input_file_of_the_wrong_kind_or_range_is_an_error() {
     let dir = tempfile::tempdir().unwrap();
-    let two = one_byte(dir.path(), "two.npy", "|u1", "(1, 1, 4, 1)", &[0, 2, 1, 0]);
+    let two = npy_file(dir.path(), "two.npy", "|u1", "(1, 1, 4, 1)", &[0, 2, 1, 0]);
     let float = write(dir.path(), "f.npy", &tensor(&[1, 1, 4, 1]));
-    let bytes = one_byte(dir.path(), "u.npy", "|u1", "(1, 1, 1, 4)", &[1, 2, 3, 4]);
+    let bytes = npy_file(dir.path(), "u.npy", "|u1", "(1, 1, 1, 4)", &[1, 2, 3, 4]);
     let cases = [
         (
             InputSpec::fixed("m", &[1, 1, 4, 1], "bool"),
