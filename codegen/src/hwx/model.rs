@@ -125,3 +125,14 @@ pub struct Hwx {
     /// `SG_NORELOC` (4).
     pub relocations: Vec<Relocation>,
 }
+
+impl Hwx {
+    /// The bound tensors in flavor-3 thread order: `state_order`, or `tensors` as they
+    /// are when it is empty (indices out of range are skipped; the writer refuses them).
+    pub fn tensors_in_state_order(&self) -> Vec<&BoundTensor> {
+        if self.state_order.is_empty() {
+            return self.tensors.iter().collect();
+        }
+        self.state_order.iter().filter_map(|&i| self.tensors.get(i)).collect()
+    }
+}

@@ -155,6 +155,25 @@ fn compile_then_diff_against_apple_exits_zero() {
     }
 }
 
+/// `anec diff ours.hwx case.json` on a record of Apple's current compiler: the program
+/// compiled from the record's MIL is identical, tensor descriptors included (they are
+/// read from the file in its thread order).
+#[test]
+fn compile_then_diff_against_a_current_record_exits_zero() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let case = workspace().join("../shared/fixtures/apple-h13-oracles/cases/unary_abs_c64.json");
+    let record = anec_tools::oracle::Record::parse(&std::fs::read_to_string(&case).expect("record")).expect("parse");
+    let mil = dir.path().join("model.mil");
+    std::fs::write(&mil, &record.mil).expect("write");
+    let out = dir.path().join("out");
+    let o = anec(&["compile", mil.to_str().unwrap_or(""), "-t", "h13g", "-o", out.to_str().unwrap_or("")]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let d = anec(&["diff", out.join("model.hwx").to_str().unwrap_or(""), case.to_str().unwrap_or("")]);
+    let text = String::from_utf8_lossy(&d.stdout);
+    assert_eq!(d.status.code(), Some(0), "{text}{}", String::from_utf8_lossy(&d.stderr));
+    assert!(text.contains("constants equal; tensors equal"), "{text}");
+}
+
 #[test]
 fn emit_anec_ir_prints_the_module() {
     let input = workspace().join("tests/conformance/conv.plist");

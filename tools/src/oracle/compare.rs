@@ -187,8 +187,8 @@ fn word_differences(i: usize, place: String, off: u16, ours: Option<u32>, apple:
 fn our_tensors(hwx: &Hwx) -> Vec<TensorRecord> {
     // The descriptors follow the thread states: inputs sorted by name, then outputs
     // (Apple's `rrmm_*` list `w` before `x`).
-    let states = hwx.state_order.iter().filter_map(|&i| hwx.tensors.get(i));
-    let role = |r: TensorRole| states.clone().filter(move |t| t.role == r);
+    let states = hwx.tensors_in_state_order();
+    let role = |r: TensorRole| states.clone().into_iter().filter(move |t| t.role == r);
     let bound = role(TensorRole::Input).chain(role(TensorRole::Output));
     bound
         .map(|t| TensorRecord {
