@@ -9,7 +9,8 @@
 //! - runs a softmax, layer_norm or reduction whose axes have no plan between a permutation
 //!   that brings them where one exists and its inverse, choosing among the orders of C, H
 //!   and W the one with the fewest transpose tasks (a layer_norm over the channels of a
-//!   `C x H x W` tensor: C and W exchanged, the rows normalized, exchanged back).
+//!   `C x H x W` tensor: C and W exchanged, the rows normalized, exchanged back);
+//! - rewrites a reshape that moves rows in memory as views and transposes (`regroup`).
 //!
 //! A permutation that only moves axes of extent 1 is a reshape (a view, no task).
 //! Apple's own plans for these axis sets (`reduction.md` §3, `normalization.md` §1)
@@ -42,6 +43,7 @@ pub fn expand(m: &Module) -> Option<Module> {
         }
         match op.opcode {
             OpCode::Transpose => split_transpose(&mut out, op),
+            OpCode::Reshape => super::regroup::split(&mut out, op),
             _ => around(&mut out, op),
         }
     }
@@ -100,12 +102,13 @@ fn only_unit_axes_move(t: &TensorType, p: Perm) -> bool {
     moved.windows(2).all(|w| w[0] < w[1])
 }
 
-/// True when `op` is a transpose the engine cannot run in one task, or a softmax,
-/// layer_norm or reduction over axes without a plan.
+/// True when `op` is a transpose the engine cannot run in one task, a reshape that moves
+/// rows (`regroup`), or a softmax, layer_norm or reduction over axes without a plan.
 fn needs_move(m: &Module, op: &Op) -> bool {
     let Some(t) = op.operands.first().and_then(|&v| m.ty(v)) else { return false };
     match op.opcode {
         OpCode::Transpose => perm(op).is_some_and(|p| steps(p).len() > 1),
+        OpCode::Reshape => super::regroup::needed(m, op),
         OpCode::Softmax | OpCode::LayerNorm | OpCode::Reduction => {
             !planned(op, t, &ID) && best(op, t).is_some_and(|p| p != ID)
         }

@@ -41,6 +41,7 @@ mod pad;
 pub use neuron::table_fn as neuron_table;
 mod pool;
 mod reduction;
+pub mod regroup;
 mod softmax;
 
 use crate::affine::gain_offset;

@@ -93,10 +93,11 @@ fn h13(m: &Module, r: &mut Report, chip: Chip, route: Route, whole_module: bool)
         let reason = match unplaceable.get(&op.name) {
             Some(reason) => Some(reason.clone()),
             None if paired => None,
-            // A reshape is a view of its operand's buffer in a network; alone (input to
-            // output) it would need a copy, so only its layout is judged here.
+            // A reshape is a view of its operand's buffer in a network, or views and
+            // transposes when it moves rows; alone (input to output) it would need a
+            // copy, so only its layout is judged here.
             None if op.opcode == anec_ir::OpCode::Reshape => {
-                anec_backend_h13::buffers::reshape_is_view(m, op).err().map(reason)
+                anec_backend_h13::lower::regroup::runs(m, op).err().map(reason)
             }
             None => probe(m, op).err(),
         };
