@@ -10,7 +10,9 @@
 //!   that brings them where one exists and its inverse, choosing among the orders of C, H
 //!   and W the one with the fewest transpose tasks (a layer_norm over the channels of a
 //!   `C x H x W` tensor: C and W exchanged, the rows normalized, exchanged back);
-//! - rewrites a reshape that moves rows in memory as views and transposes (`regroup`).
+//! - rewrites a reshape that moves rows in memory as views and transposes (`regroup`);
+//! - runs slices, concatenations, pads and broadcasts along W that the tile DMA cannot
+//!   address with C and W exchanged (`width_moves`).
 //!
 //! A permutation that only moves axes of extent 1 is a reshape (a view, no task).
 //! Apple's own plans for these axis sets (`reduction.md` §3, `normalization.md` §1)
@@ -28,7 +30,7 @@ const C: usize = 1;
 const H: usize = 3;
 const W: usize = 4;
 /// The NE pass's transpose: C and W exchanged.
-const SWAP: Perm = [0, W, 2, 3, C];
+pub(super) const SWAP: Perm = [0, W, 2, 3, C];
 
 /// The module with its axes moved; `None` when nothing needed moving.
 pub fn expand(m: &Module) -> Option<Module> {
@@ -44,7 +46,8 @@ pub fn expand(m: &Module) -> Option<Module> {
         match op.opcode {
             OpCode::Transpose => split_transpose(&mut out, op),
             OpCode::Reshape => super::regroup::split(&mut out, op),
-            _ => around(&mut out, op),
+            OpCode::Softmax | OpCode::LayerNorm | OpCode::Reduction => around(&mut out, op),
+            _ => super::width_moves::exchanged(&mut out, op),
         }
     }
     Some(out)
@@ -78,7 +81,7 @@ fn dims(t: &TensorType) -> [u32; 5] {
     [t.n, t.c, t.d, t.h, t.w]
 }
 
-fn permuted(t: &TensorType, p: Perm) -> TensorType {
+pub(super) fn permuted(t: &TensorType, p: Perm) -> TensorType {
     let d = dims(t);
     let [n, c, dd, h, w] = p.map(|a| d[a]);
     TensorType { n, c, d: dd, h, w, dtype: t.dtype }
@@ -103,7 +106,8 @@ fn only_unit_axes_move(t: &TensorType, p: Perm) -> bool {
 }
 
 /// True when `op` is a transpose the engine cannot run in one task, a reshape that moves
-/// rows (`regroup`), or a softmax, layer_norm or reduction over axes without a plan.
+/// rows (`regroup`), movement along W the tile DMA cannot address (`width_moves`), or a
+/// softmax, layer_norm or reduction over axes without a plan.
 fn needs_move(m: &Module, op: &Op) -> bool {
     let Some(t) = op.operands.first().and_then(|&v| m.ty(v)) else { return false };
     match op.opcode {
@@ -112,7 +116,7 @@ fn needs_move(m: &Module, op: &Op) -> bool {
         OpCode::Softmax | OpCode::LayerNorm | OpCode::Reduction => {
             !planned(op, t, &ID) && best(op, t).is_some_and(|p| p != ID)
         }
-        _ => false,
+        _ => super::width_moves::needed(m, op),
     }
 }
 
@@ -196,7 +200,7 @@ fn around(m: &mut Module, op: &Op) {
 
 /// `op`'s attributes with its axis names permuted (axis `a` of the operand is axis
 /// `inv[a]` of the permuted tensor).
-fn moved_axes(attrs: &Attrs, inv: Perm) -> Attrs {
+pub(super) fn moved_axes(attrs: &Attrs, inv: Perm) -> Attrs {
     let rename = |a: &Attr| match a.as_str().and_then(|n| AXES.iter().position(|x| *x == n)) {
         Some(i) => Attr::Str(AXES[inv[i]].into()),
         None => a.clone(),
@@ -220,7 +224,7 @@ fn moved_axes(attrs: &Attrs, inv: Perm) -> Attrs {
 
 /// Appends the steps of `p` applied to `x` (named after `op` and `tag`); the last step
 /// defines `out` when given. Returns the permuted value.
-fn chain(m: &mut Module, op: &Op, tag: &str, x: ValueId, p: Perm, out: Option<ValueId>) -> ValueId {
+pub(super) fn chain(m: &mut Module, op: &Op, tag: &str, x: ValueId, p: Perm, out: Option<ValueId>) -> ValueId {
     let all = steps(p);
     let mut cur = x;
     for (i, q) in all.iter().enumerate() {

@@ -43,6 +43,7 @@ mod pool;
 mod reduction;
 pub mod regroup;
 mod softmax;
+mod width_moves;
 
 use crate::affine::gain_offset;
 use crate::buffers::Buffers;
@@ -234,7 +235,9 @@ fn lower_l2_pair(
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
     let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));
     if let Some((prod, form)) = op.operands.get(1).and_then(kept) {
-        return Ok(Some(vec![l2_pair::consumer(op, prod, form, bufs, dest(op)?)?]));
+        // (Its fused ReLU, if any, writes the group's result.)
+        let last = m.ops.get(g.last()).ok_or_else(|| BackendError::Internal(format!("no op {}", g.last())))?;
+        return Ok(Some(vec![l2_pair::consumer(op, prod, form, bufs, dest(last)?)?]));
     }
     if gen.l2_staging && l2_pair::per_channel(op) && g.neuron.is_none() && g.goc.is_none() {
         return Ok(Some(l2_pair::channel_affine_tasks(m, op, bufs, dest(op)?, consts)?));

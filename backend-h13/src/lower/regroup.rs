@@ -6,10 +6,11 @@
 //! element per channel, every element on a unit of its own), which views of any grouping
 //! of rows of one element reach:
 //!
-//! 1. `x` (`C x H x W`) to the column: with `W = 1` a view; with rows of whole units a
-//!    view as one row `[1, 1, E]` and the NE's C <-> W pass; otherwise the rows of all
-//!    channels viewed as one channel (`1 x CH x W`), the C <-> W pass (`W x CH x 1`: each
-//!    element a row of its own), a copy exchanging C and H (`CH x W x 1`), and a view;
+//! 1. `x` (`N x C x H x W`) to the column: with `W = 1` a view; with rows of whole units
+//!    a view as one row `[1, 1, E]` and the NE's C <-> W pass; otherwise the rows of all
+//!    batches and channels viewed as one channel (`1 x R x W`, `R = NCH`), the C <-> W
+//!    pass (`W x R x 1`: each element a row of its own), a copy exchanging C and H
+//!    (`R x W x 1`), and a view;
 //! 2. the column to the result (`C' x H' x W'`): the same steps in reverse.
 //!
 //! At most four tasks, each of a kind the engine runs (`movement`): the C <-> W pass and
@@ -24,14 +25,13 @@ use anec_ir::{Attr, Attrs, Module, Op, OpCode, TensorType, ValueId};
 const SWAP_C_W: [&str; 5] = ["batch", "width", "depth", "height", "channel"];
 const SWAP_C_H: [&str; 5] = ["batch", "height", "depth", "channel", "width"];
 
-/// True when `op` is a reshape of one batch and depth slice that is not a view of its
-/// operand in the default layout (nor the one-task vector swap).
+/// True when `op` is a reshape of one depth slice that is not a view of its operand in
+/// the default layout (nor the one-task vector swap).
 pub fn needed(m: &Module, op: &Op) -> bool {
     let (Some(x), Some(r)) = (operand_type(m, op), result_type(m, op)) else { return false };
-    let single = |t: &TensorType| t.n == 1 && t.d == 1;
     op.opcode == OpCode::Reshape
-        && single(&x)
-        && single(&r)
+        && x.d == 1
+        && r.d == 1
         && x.dtype == r.dtype
         && !crate::buffers::reshape_is_swap(&x, &r)
         && crate::buffers::reshape_is_view(m, op).is_err()
@@ -77,7 +77,12 @@ fn shaped(t: &TensorType, c: u32, h: u32, w: u32) -> TensorType {
 }
 
 fn elements(t: &TensorType) -> u32 {
-    t.c * t.h * t.w
+    rows(t) * t.w
+}
+
+/// The rows of all batches and channels of `t`, one after the other in memory.
+fn rows(t: &TensorType) -> u32 {
+    t.n * t.c * t.h
 }
 
 /// The ops appended for one reshape, named after it.
@@ -98,9 +103,9 @@ impl Steps<'_> {
             let row = self.reshape(x, shaped(t, 1, 1, elements(t)), None);
             return self.reshape(row, column, None);
         }
-        let rows = self.reshape(x, shaped(t, 1, t.c * t.h, t.w), None);
-        let swapped = self.transpose(rows, SWAP_C_W, shaped(t, t.w, t.c * t.h, 1), None);
-        let ordered = self.transpose(swapped, SWAP_C_H, shaped(t, t.c * t.h, t.w, 1), None);
+        let all = self.reshape(x, shaped(t, 1, rows(t), t.w), None);
+        let swapped = self.transpose(all, SWAP_C_W, shaped(t, t.w, rows(t), 1), None);
+        let ordered = self.transpose(swapped, SWAP_C_H, shaped(t, rows(t), t.w, 1), None);
         self.reshape(ordered, column, None)
     }
 
@@ -115,10 +120,10 @@ impl Steps<'_> {
             self.reshape(row, *t, Some(r));
             return;
         }
-        let grouped = self.reshape(col, shaped(t, t.c * t.h, t.w, 1), None);
-        let swapped = self.transpose(grouped, SWAP_C_H, shaped(t, t.w, t.c * t.h, 1), None);
-        let rows = self.transpose(swapped, SWAP_C_W, shaped(t, 1, t.c * t.h, t.w), None);
-        self.reshape(rows, *t, Some(r));
+        let grouped = self.reshape(col, shaped(t, rows(t), t.w, 1), None);
+        let swapped = self.transpose(grouped, SWAP_C_H, shaped(t, t.w, rows(t), 1), None);
+        let all = self.transpose(swapped, SWAP_C_W, shaped(t, 1, rows(t), t.w), None);
+        self.reshape(all, *t, Some(r));
     }
 
     fn reshape(&mut self, x: ValueId, ty: TensorType, out: Option<ValueId>) -> ValueId {
@@ -202,10 +207,13 @@ mod tests {
     }
 
     #[test]
-    fn views_and_batches_are_left_alone() {
+    fn views_are_left_alone_and_batches_regroup_too() {
         let m = reshape(f16(4, 2, 32), f16(1, 8, 32));
         assert!(!needed(&m, &m.ops[0]));
         let batch = reshape(TensorType::nchw(2, 3, 1, 5, DType::F16), TensorType::nchw(2, 1, 3, 5, DType::F16));
-        assert!(!needed(&batch, &batch.ops[0]));
+        assert!(!needed(&batch, &batch.ops[0]), "rows of all batches stay in order: a view");
+        let into_batches = reshape(f16(4, 3, 32), TensorType::nchw(4, 3, 32, 1, DType::F16));
+        assert!(needed(&into_batches, &into_batches.ops[0]));
+        rewritten(&into_batches);
     }
 }
