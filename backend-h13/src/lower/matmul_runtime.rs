@@ -28,7 +28,7 @@
 //! Refused, with the limit named: a batch (the plan runs one matrix), yᵀ and y beyond the
 //! 1 MiB L2 together, a per-channel gain/offset (its streams would need `__const`).
 
-use super::l2_chain::{hazard_aliases, link, scratch, standard};
+use super::l2_chain::{hazard_aliases, link, standard};
 use super::matmul::region;
 use crate::affine::gain_offset;
 use crate::buffers::{Buffers, KeptValue};
@@ -162,7 +162,7 @@ pub fn scratch_types(m: &Module) -> BTreeMap<String, (TensorType, Option<String>
     let mut out = BTreeMap::new();
     for op in m.ops.iter().filter(|op| op.opcode == OpCode::Matmul) {
         let Some(p) = plan_of(m, op) else { continue };
-        let Some(ty) = p.scratch(p_dtype(m, op)) else { continue };
+        let Some(ty) = p.scratch(x_dtype(m, op)) else { continue };
         let writer = kernel_from_producer(m, op).and_then(|_| Some(m.producer(*op.operands.first()?)?.name.clone()));
         out.insert(op.name.clone(), (ty, writer));
     }
@@ -170,7 +170,7 @@ pub fn scratch_types(m: &Module) -> BTreeMap<String, (TensorType, Option<String>
 }
 
 /// The element type of `op`'s x.
-fn p_dtype(m: &Module, op: &Op) -> DType {
+fn x_dtype(m: &Module, op: &Op) -> DType {
     operand_types(m, op).map_or(DType::F16, |(x, _)| x.dtype)
 }
 
@@ -199,7 +199,7 @@ pub fn kept_products(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, KeptValu
             continue;
         }
         let (Some(region), Some(p)) = (super::softmax::kept_input(m, reader), plan_of(m, op)) else { continue };
-        let fits = own_regions_end(&p, p_dtype(m, op), region.end()) <= L2_BYTES;
+        let fits = own_regions_end(&p, x_dtype(m, op), region.end()) <= L2_BYTES;
         if fits && apple_s_order(m, op, &p, region.end()) {
             // The softmax's first task, the maximum, reads it on the planar engine.
             let whole = p.slices.len() == 1;
@@ -352,7 +352,7 @@ fn lower_to(
     // The matmul's own regions go after a product kept for the reader (`chains.md` §4).
     let (dest, own_base) = match out {
         Product::Memory(d) => (d, 0),
-        Product::Kept(k, ty) => (scratch_of(ty), k.region.end()),
+        Product::Kept(k, ty) => (super::l2_chain::scratch(&ty), k.region.end()),
     };
     if p.shape.ty {
         let token = scratch.filter(|_| p.direct);
@@ -388,11 +388,6 @@ fn lower_to(
     // current generation (it needs its scratch buffer).
     hazard_aliases(&mut tasks, Compat::Current.data())?;
     Ok(tasks)
-}
-
-/// A surface standing for a product that stays in L2.
-fn scratch_of(ty: TensorType) -> Surface {
-    scratch(&ty)
 }
 
 /// The part of the kept product `r` (rows as channels) a slice of `rows` writes.
