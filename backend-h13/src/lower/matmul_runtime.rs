@@ -584,4 +584,54 @@ mod tests {
         assert!(!plan_of(64, 64, 64, false).direct);
         assert_eq!(plan_of(128, 64, 64, false).chunk(), 0x400);
     }
+
+    /// `softmax(matmul(q, k, transpose_rhs), width)` of `s x d` matrices, the softmax's
+    /// result the output.
+    fn scores_then_softmax(s: u32, d: u32) -> (Module, Vec<Group>) {
+        use anec_ir::{Location, Port};
+        let ty = |c, w| TensorType { n: 1, c, d: 1, h: 1, w, dtype: DType::F16 };
+        let mut m = Module::new("net");
+        let port =
+            |name: &str, value| Port { name: name.into(), value, layout: Default::default(), loc: Location::default() };
+        let (q, k) = (m.add_value(ty(s, d)), m.add_value(ty(s, d)));
+        m.inputs.extend([port("q", q), port("k", k)]);
+        let (scores, p) = (m.add_value(ty(s, s)), m.add_value(ty(s, s)));
+        let op = |opcode, name: &str, operands, result, attrs: Vec<(&str, Attr)>| Op {
+            opcode,
+            name: name.into(),
+            operands,
+            results: vec![result],
+            attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            loc: Location::default(),
+        };
+        m.ops.push(op(OpCode::Matmul, "mm", vec![q, k], scores, vec![("transpose_rhs", Attr::Bool(true))]));
+        m.ops.push(op(OpCode::Softmax, "sm", vec![scores], p, vec![("axis", Attr::Str("width".into()))]));
+        m.outputs.push(port("p@output", p));
+        let group = |head| Group { head, goc: None, neuron: None, swap: None };
+        (m, vec![group(0), group(1)])
+    }
+
+    #[test]
+    fn scores_stay_at_the_softmax_s_work_region_in_apple_s_order_only() {
+        // Attention's 64 x 64: after the packed statistics (0x80), one row of 64 channels
+        // of 0x80; one slice writes it whole.
+        let (m, groups) = scores_then_softmax(64, 64);
+        let kept: Vec<KeptValue> = kept_products(&m, &groups).into_values().collect();
+        let region = L2Region { base: 0x80, channel: 0x80, row: 0x2000, plane: 0x2000, size: 0x2000 };
+        assert_eq!(kept, vec![KeptValue { region, writer: Engine::NeConv, read_by: Engine::Pe, whole: true }]);
+        // 128 x 64: kᵀ after the 0x8000-byte scores is clear of the copy's staging, an
+        // order no record shows: through memory.
+        let (m, groups) = scores_then_softmax(128, 64);
+        assert!(kept_products(&m, &groups).is_empty());
+        // A product that is also an output stays in memory.
+        let (mut m, groups) = scores_then_softmax(64, 64);
+        let scores = m.ops[0].results[0];
+        m.outputs.push(anec_ir::Port {
+            name: "s@output".into(),
+            value: scores,
+            layout: Default::default(),
+            loc: Default::default(),
+        });
+        assert!(kept_products(&m, &groups).is_empty());
+    }
 }
