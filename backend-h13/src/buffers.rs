@@ -10,8 +10,8 @@
 
 use crate::error::BackendError;
 use crate::generation::BarOrder;
-use crate::layout::Strides;
-use crate::task::{L2Form, Surface};
+use crate::layout::{L2Region, Strides};
+use crate::task::{Engine, L2Form, Surface};
 use anec_codegen::hwx::model::{BoundTensor, TensorRole};
 use anec_ir::{DType, Layout, Module, ValueId};
 use anec_passes::Group;
@@ -75,6 +75,9 @@ pub struct Buffers {
     pub surfaces: BTreeMap<ValueId, Surface>,
     /// Values that stay in L2 between two tasks (no buffer), with their layout there.
     pub kept: BTreeMap<ValueId, L2Form>,
+    /// Values kept in L2 at the place their reader's recipe gives its input (no buffer;
+    /// `lower::kept_values`): where, and how they are written.
+    pub kept_at: BTreeMap<ValueId, KeptValue>,
     /// Scratch surfaces by layer: memory a recipe declares between two of its tasks whose
     /// data stays in L2 (Apple's dependency token, BAR 3).
     pub scratch: BTreeMap<String, Surface>,
@@ -85,6 +88,34 @@ pub struct Buffers {
     /// name, then outputs and intermediates in segment order. Apple's sum.hwx binds
     /// `image2, image` (the Inputs order) but writes the states as `image, image2`.
     pub state_order: Vec<usize>,
+}
+
+/// A value its producer keeps in L2 for its one reader, at the region the reader's
+/// recipe takes its input from (`chains.md` §4: the handed-over value takes the place the
+/// reader's layout gives it; the producer puts its own regions after it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct KeptValue {
+    /// Where the value lies.
+    pub region: L2Region,
+    /// The engine of the tasks that write it.
+    pub writer: Engine,
+    /// The engine of the task that reads it.
+    pub read_by: Engine,
+    /// One task, the one just before the reader, writes it whole, in the reader's shape
+    /// (the reader's SourceCfg.Dependent names the writer's engine, `chains.md` §3).
+    pub whole: bool,
+}
+
+/// A scratch surface a recipe declares: its type, and the groups (by index) from the one
+/// that first writes it to the one that last reads it. Surfaces whose groups do not
+/// overlap share the scratch's bytes (Apple's attention writes P's kernel over q's,
+/// `chains.md` §1.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScratchNeed {
+    /// The surface's type.
+    pub ty: anec_ir::TensorType,
+    /// The groups from its first writer to its last reader.
+    pub live: std::ops::RangeInclusive<usize>,
 }
 
 impl Buffers {
@@ -153,7 +184,7 @@ pub fn bind(
     groups: &[Group],
     order: BarOrder,
     kept: &BTreeMap<ValueId, L2Form>,
-    scratch: &BTreeMap<String, anec_ir::TensorType>,
+    scratch: &BTreeMap<String, ScratchNeed>,
 ) -> Result<Buffers, BackendError> {
     let mut b = Buffers { kept: kept.clone(), ..Buffers::default() };
     let (in_bars, out_bars) = io_bars(m, order);
@@ -191,31 +222,50 @@ pub fn bind(
 }
 
 /// The scratch surfaces of the recipes, all in BAR `bar` (Apple's scratch, BAR 3): one
-/// surface alone is the BAR's tensor; several lie one after the other (64-byte aligned)
-/// in one scratch tensor.
-fn bind_scratch(
-    b: &mut Buffers,
-    scratch: &BTreeMap<String, anec_ir::TensorType>,
-    bar: usize,
-) -> Result<(), BackendError> {
-    if let [(layer, ty)] = scratch.iter().collect::<Vec<_>>().as_slice() {
-        let (t, s) = bound_type(&format!("{layer}@scratch"), **ty, &Layout::default(), TensorRole::Intermediate, bar)?;
+/// surface alone is the BAR's tensor; several share one scratch tensor, each at the first
+/// 64-byte-aligned offset no surface alive in one of its groups uses ([`place_scratch`]).
+fn bind_scratch(b: &mut Buffers, scratch: &BTreeMap<String, ScratchNeed>, bar: usize) -> Result<(), BackendError> {
+    if let [(layer, need)] = scratch.iter().collect::<Vec<_>>().as_slice() {
+        let (t, s) =
+            bound_type(&format!("{layer}@scratch"), need.ty, &Layout::default(), TensorRole::Intermediate, bar)?;
         b.tensors.push(t);
         b.scratch.insert((*layer).clone(), s);
         return Ok(());
     }
+    let placed = place_scratch(scratch);
     let mut used = 0u64;
-    for (layer, ty) in scratch {
-        let strides = Strides::of(ty, &Layout::default());
-        let offset = used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN;
-        used = offset + strides.buffer_size(ty);
-        b.scratch.insert(layer.clone(), Surface { bar: bar as u8, ty: *ty, strides, offset });
+    for (layer, offset) in placed {
+        let Some(need) = scratch.get(&layer) else { continue };
+        let strides = Strides::of(&need.ty, &Layout::default());
+        used = used.max(offset + strides.buffer_size(&need.ty));
+        b.scratch.insert(layer, Surface { bar: bar as u8, ty: need.ty, strides, offset });
     }
     let w = u32::try_from(used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN / 2).unwrap_or(u32::MAX);
     let ty = anec_ir::TensorType::nchw(1, 1, 1, w, DType::F16);
     let (t, _) = bound_type("recipes@scratch", ty, &Layout::default(), TensorRole::Intermediate, bar)?;
     b.tensors.push(t);
     Ok(())
+}
+
+/// The offset of each scratch surface, in the order of their first groups (then by
+/// layer): the lowest 64-byte-aligned offset where it overlaps no surface placed before
+/// whose groups overlap its own. A surface whose last reader ran before another's first
+/// writer leaves its bytes to it.
+fn place_scratch(scratch: &BTreeMap<String, ScratchNeed>) -> Vec<(String, u64)> {
+    let mut order: Vec<(&String, &ScratchNeed)> = scratch.iter().collect();
+    order.sort_by_key(|(layer, need)| (*need.live.start(), (*layer).clone()));
+    let mut placed: Vec<(String, u64, u64, &ScratchNeed)> = Vec::new();
+    for (layer, need) in order {
+        let size = Strides::of(&need.ty, &Layout::default()).buffer_size(&need.ty);
+        let alive =
+            |other: &ScratchNeed| need.live.start() <= other.live.end() && other.live.start() <= need.live.end();
+        let busy: Vec<(u64, u64)> = placed.iter().filter(|p| alive(p.3)).map(|p| (p.1, p.2)).collect();
+        let candidates = std::iter::once(0).chain(busy.iter().map(|&(_, end)| end.div_ceil(ARENA_ALIGN) * ARENA_ALIGN));
+        let free = |at: u64| busy.iter().all(|&(start, end)| at + size <= start || end <= at);
+        let offset = candidates.filter(|&at| free(at)).min().unwrap_or(0);
+        placed.push((layer.clone(), offset, offset + size, need));
+    }
+    placed.into_iter().map(|(layer, offset, _, _)| (layer, offset)).collect()
 }
 
 fn bind_intermediates(
@@ -519,5 +569,19 @@ mod tests {
         assert!(b.tensors.iter().all(|t| t.name != "intermediates@arena"));
         let bars: std::collections::BTreeSet<u8> = b.surfaces.values().map(|s| s.bar).collect();
         assert_eq!(bars.len(), 5, "x, y and three intermediates");
+    }
+
+    #[test]
+    fn scratch_surfaces_alive_in_disjoint_groups_share_their_bytes() {
+        let kernel = TensorType::nchw(1, 16, 1, 256, DType::F16);
+        let need = |live| ScratchNeed { ty: kernel, live };
+        // q's kernel read in group 0, P's written from group 1 (attention): both at 0; a
+        // third alive with P's goes after it.
+        let scratch: BTreeMap<String, ScratchNeed> =
+            [("mm1".to_string(), need(0..=0)), ("mm2".to_string(), need(1..=2)), ("tok".to_string(), need(2..=3))]
+                .into_iter()
+                .collect();
+        let placed: BTreeMap<String, u64> = place_scratch(&scratch).into_iter().collect();
+        assert_eq!((placed["mm1"], placed["mm2"], placed["tok"]), (0, 0, 0x2000));
     }
 }

@@ -43,8 +43,11 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let gen = opts.compat.data();
     let groups = lower::h13_groups(m, &generic);
     let mut plan = if gen.l2_staging { lower::l2_pair::plan(m, &groups) } else { Default::default() };
+    let mut kept_at = Default::default();
     if gen.l2_staging {
         plan.kept.extend(lower::matmul::plan(m, &groups));
+        kept_at = lower::kept_values(m, &groups);
+        plan.kept.extend(kept_at.keys().map(|&v| (v, crate::task::L2Form::Standard)));
     }
     let mut unplaceable = lower::unplaceable(m, &plan);
     match unplaceable.len() {
@@ -52,8 +55,9 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         1 => return Err(unplaceable.remove(0)),
         _ => return Err(BackendError::Several(unplaceable)),
     }
-    let scratch = if gen.l2_staging { lower::scratch_needs(m, &plan.kept) } else { Default::default() };
+    let scratch = if gen.l2_staging { lower::scratch_needs(m, &groups, &plan.kept) } else { Default::default() };
     let mut bufs = buffers::bind(m, &groups, gen.bars, &plan.kept, &scratch)?;
+    bufs.kept_at = kept_at;
     let mut consts = ConstSection::default();
     lower::constant::place(m, &mut bufs, &mut consts)?;
     let (tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
@@ -117,7 +121,13 @@ fn lower_all(
     let mut tasks = Vec::with_capacity(groups.len());
     let mut errs = Vec::new();
     for g in groups {
-        match lower_group(m, g, bufs, consts, gen) {
+        let lowered = lower_group(m, g, bufs, consts, gen).and_then(|mut t| {
+            if let Some(prev) = tasks.last() {
+                lower::link_after_kernel_writer(prev, &mut t, gen)?;
+            }
+            Ok(t)
+        });
+        match lowered {
             Ok(t) => tasks.extend(t),
             Err(e) => errs.push(at_layer(m, e)),
         }

@@ -489,6 +489,9 @@ pub struct Task {
     /// from the L2 regions of the tasks before (a runtime matmul's tasks after its first,
     /// `matmul-runtime.md` §6); otherwise the encoder's defaults.
     pub l2_aliases: Option<L2Aliases>,
+    /// The result kept in L2 is read by a planar-engine task (an NE task's Common.Cfg
+    /// sharing, `encode::common`).
+    pub kept_for_pe: bool,
 }
 
 impl Task {
@@ -527,6 +530,7 @@ impl Task {
             kernel_write: None,
             opens_section: false,
             l2_aliases: None,
+            kept_for_pe: false,
         }
     }
 

@@ -163,6 +163,7 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         Engine::NePass => (false, pass_sharing(t, gen.pass_shared), double_buf, CFG_UNNAMED),
         Engine::NeConv => {
             let (small, sh) = conv_schedule(t);
+            let sh = if !small && t.kept_for_pe { kept_row_sharing(t).unwrap_or(sh) } else { sh };
             (small, sh, double_buf, CFG_UNNAMED)
         }
         Engine::NePool => (small_source(t), [4, 4, 4], double_buf, CFG_UNNAMED),
@@ -226,19 +227,32 @@ fn pass_sharing(t: &Task, rule: PassSharing) -> [u64; 3] {
 
 /// ShPref = ShMin = ShMax of an NE table task reading what an earlier task left in L2
 /// (softmax's exp2 step, fitted on the 14 softmax records): 4 when it has several rows,
-/// else how many times its row fits the 256-byte budget (log2, at most 4; 0 for a row
-/// above 256 bytes).
+/// else [`one_row_sharing`].
 fn table_sharing(t: &Task) -> [u64; 3] {
     let view = t.sources.first().map_or(t.dest.ty, |s| s.ty);
-    let row = u64::from(view.w) * view.dtype.size() as u64;
-    let f = if view.h > 1 {
-        SH_SMALL
-    } else if row > PASS_ROW_BUDGET {
-        0
-    } else {
-        u64::from((PASS_ROW_BUDGET / row.max(1)).ilog2()).min(SH_SMALL)
-    };
+    if view.h > 1 {
+        return [SH_SMALL; 3];
+    }
+    one_row_sharing(u64::from(view.w) * view.dtype.size() as u64)
+}
+
+/// ShPref = ShMin = ShMax of a one-row NE compute task whose result a planar-engine task
+/// reads where it is kept: how many times its row fits the 256-byte budget (log2, at most
+/// 4; 0 for a row above 256 bytes). The exp2 table of the one-row softmax (1x1x64 and
+/// 64x1x64: 1, 1x1x512 and 8x1x128: 0) and the convolution of attention's Q·Kᵀ keeping
+/// the scores for the softmax (rows of 0x80: 1, `chains.md` §1.1); not a pass, a
+/// transposed write or a result an NE task reads (`chain_pair_mm_mm`'s first product: 0).
+fn one_row_sharing(row: u64) -> [u64; 3] {
+    let f = if row > PASS_ROW_BUDGET { 0 } else { u64::from((PASS_ROW_BUDGET / row.max(1)).ilog2()).min(SH_SMALL) };
     [f; 3]
+}
+
+/// The sharing of a convolution keeping its one-row result for a planar-engine task (not
+/// written transposed): [`one_row_sharing`] of its output row; `None` otherwise.
+fn kept_row_sharing(t: &Task) -> Option<[u64; 3]> {
+    let out = t.out_view();
+    let kept = t.l2_result.is_some_and(|v| v.form == L2Form::Standard) && !t.transposed_write;
+    (kept && out.h == 1).then(|| one_row_sharing(u64::from(out.w) * out.dtype.size() as u64))
 }
 
 /// Output width up to which a convolution runs in SmallSourceMode, and the largest kernel
@@ -301,10 +315,31 @@ fn pe_tile(t: &Task) -> u32 {
     let hi = if t.reduce.is_some_and(|r| r.split) { REDUCE_TILE_COLS } else { hi };
     let view = t.out_view();
     let cols = log2_ceil(view.w).clamp(lo, hi);
+    if streams_in_place(t) {
+        return (IN_L2_TILE_BUDGET.saturating_sub(cols) << 4) | cols;
+    }
     let budget = PE_TILE_BUDGET[usize::from(t.operands() > 1)];
     let rows = log2_ceil(view.h).min(budget.saturating_sub(cols));
     (rows << 4) | cols
 }
+
+/// True for a one-operand planar-engine task that starts on the rows of the NE task just
+/// before as they arrive: its source read in place, Dependent with no alias bit (SourceCfg
+/// 0x104). Its tile takes the budget of 2^7 elements of a source in L2, not bounded by
+/// the height, as the statistic-operand tasks' (attention's maximum over the kept scores:
+/// 0x16; the sums reading the exponents with AliasPlanarRslt keep the DMA budget, 0x6 /
+/// 0x7 / 0x9; `elementwise.md` §4).
+fn streams_in_place(t: &Task) -> bool {
+    let dependent_only = t
+        .l2_link
+        .is_some_and(|l| l.dependent == DEPENDENT_NE && !(l.conv_src || l.conv_result || l.planar_result || l.dma_fmt));
+    t.operands() == 1 && t.residency == SourceResidency::Resident && dependent_only
+}
+
+/// SourceCfg.Dependent naming the NE as the producer.
+const DEPENDENT_NE: u8 = 1;
+/// log2 of the elements of a planar-engine tile whose source is in L2.
+const IN_L2_TILE_BUDGET: u32 = STATS_TILE_BUDGET;
 
 /// The tile of a planar-engine task reading both operands from L2, the second a per-row
 /// statistic broadcast along W (softmax's subtract, fitted on its 13 records): 16 x 16

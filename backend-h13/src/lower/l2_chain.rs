@@ -3,6 +3,7 @@
 //! that never reach memory, the check that a plan fits the L2, and the alias bits of what
 //! a task writes into L2 ([`hazard_aliases`]).
 
+use crate::buffers::KeptValue;
 use crate::encode::l2::{l2_use, L2Use};
 use crate::error::BackendError;
 use crate::generation::Generation;
@@ -39,6 +40,17 @@ pub fn standard(region: L2Region) -> L2Vector {
 /// L2.SourceCfg link bits of a step.
 pub fn link(conv_result: bool, planar_result: bool, dependent: u8) -> L2Link {
     L2Link { conv_src: false, conv_result, planar_result, dependent, dma_fmt: false }
+}
+
+/// The link of a reader of a value kept for it (`chains.md` §3): Dependent naming the
+/// writer's engine (1 NE, 2 planar engine) when one task, the one just before, wrote it
+/// whole in the reader's shape; otherwise Dependent 0 aliasing the writer's result.
+pub fn kept_link(k: &KeptValue) -> L2Link {
+    let planar = k.writer == Engine::Pe;
+    match k.whole {
+        true => link(false, false, if planar { 2 } else { 1 }),
+        false => link(!planar, planar, 0),
+    }
 }
 
 /// Makes `t`'s first source the region an earlier step left in L2, linked by `l`.
@@ -161,6 +173,25 @@ pub fn hazard_aliases(tasks: &mut [Task], gen: &Generation) -> Result<(), Backen
         let sources = u.loaded.iter().chain(&u.read);
         live.extend(sources.map(|b| Live { task: i, unit, part: Part::Source, bytes: b.clone() }));
         live.push(Live { task: i, unit, part: Part::Result, bytes: u.result.clone() });
+    }
+    Ok(())
+}
+
+/// Gives the tasks of a recipe that reads a runtime kernel `writer` wrote just before it
+/// (the softmax's multiply writing P into BAR 3 for the matmul after it, `chains.md`
+/// §2.8) the alias bits [`hazard_aliases`] derives with the writer's regions still live:
+/// the first of them is then not a program's first task (Apple's P·V: SourceCfg 0x100172,
+/// ResultCfg 0x40017a). Any other recipe keeps its bits.
+pub fn after_kernel_writer(writer: &Task, tasks: &mut [Task], gen: &Generation) -> Result<(), BackendError> {
+    let reads_it =
+        tasks.iter().enumerate().any(|(i, t)| t.runtime_kernel.is_some_and(|k| k.producer_back == Some(i as u32 + 1)));
+    if writer.kernel_write.is_none() || !reads_it {
+        return Ok(());
+    }
+    let mut all: Vec<Task> = std::iter::once(writer.clone()).chain(tasks.iter().cloned()).collect();
+    hazard_aliases(&mut all, gen)?;
+    for (t, derived) in tasks.iter_mut().zip(all.iter().skip(1)) {
+        t.l2_aliases = derived.l2_aliases;
     }
     Ok(())
 }
@@ -288,5 +319,16 @@ mod tests {
         let a = t[1].l2_aliases.unwrap();
         assert_eq!((a.source, a.result), (bits(true, false, true), bits(true, false, false)));
         assert_eq!(t[2].l2_aliases, Some(L2Aliases::default()));
+    }
+
+    #[test]
+    fn a_value_kept_for_its_reader_is_linked_by_its_writer_s_engine() {
+        let region = L2Region { base: 0x80, channel: 0x80, row: 0x2000, plane: 0x2000, size: 0x2000 };
+        let kept = |writer, whole| KeptValue { region, writer, read_by: Engine::Pe, whole };
+        // Attention's scores: one NE convolution just before the maximum (SourceCfg 0x104).
+        assert_eq!(kept_link(&kept(Engine::NeConv, true)), link(false, false, 1));
+        assert_eq!(kept_link(&kept(Engine::Pe, true)), link(false, false, 2));
+        // Several slices wrote it: no Dependent, the writer's result aliased (0x120).
+        assert_eq!(kept_link(&kept(Engine::NeConv, false)), link(true, false, 0));
     }
 }

@@ -21,14 +21,19 @@
 //!    header naming the task that wrote the kernel (TDE). A fused scalar gain/offset is
 //!    the NE's post-scale and bias.
 //!
+//! A product whose one reader is the softmax after it, over W, stays in L2 where that
+//! softmax's one-row plan takes its input ([`kept_products`], `chains.md` §2.7): the slices
+//! keep their rows there (no destination DMA), and yᵀ and y's staging go after it.
+//!
 //! Refused, with the limit named: a batch (the plan runs one matrix), yᵀ and y beyond the
 //! 1 MiB L2 together, a per-channel gain/offset (its streams would need `__const`).
 
-use super::l2_chain::hazard_aliases;
+use super::l2_chain::{hazard_aliases, link, standard};
 use super::matmul::region;
 use crate::affine::gain_offset;
-use crate::buffers::Buffers;
+use crate::buffers::{Buffers, KeptValue};
 use crate::consts::ConstSection;
+use crate::encode::l2::l2_use;
 use crate::error::BackendError;
 use crate::generation::Compat;
 use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
@@ -36,7 +41,8 @@ use crate::task::{
     ConvGeom, Engine, KernelChunk, L2Form, L2Link, L2Vector, PeOp, RuntimeKernel, SourceResidency, Surface, Task, Token,
 };
 use crate::window::unsupported;
-use anec_ir::{Attr, DType, Module, Op, OpCode, TensorType};
+use anec_ir::{Attr, DType, Module, Op, OpCode, TensorType, ValueId};
+use anec_passes::Group;
 use std::collections::BTreeMap;
 use std::ops::Range;
 
@@ -150,18 +156,95 @@ fn operand_types(m: &Module, op: &Op) -> Option<(TensorType, TensorType)> {
 }
 
 /// The scratch surface each runtime matmul of `m` needs (by layer name): the kernel, or
-/// yᵀ's token in the direct case.
-pub fn scratch_types(m: &Module) -> BTreeMap<String, TensorType> {
+/// yᵀ's token in the direct case; with the layer of the op that writes the kernel when it
+/// is not the matmul's own copy ([`kernel_from_producer`]).
+pub fn scratch_types(m: &Module) -> BTreeMap<String, (TensorType, Option<String>)> {
     let mut out = BTreeMap::new();
     for op in m.ops.iter().filter(|op| op.opcode == OpCode::Matmul) {
-        let Some((x, y)) = operand_types(m, op) else { continue };
-        let Ok(s) = shape(op, &x, &y) else { continue };
-        let surface = Surface { bar: 0, ty: x, strides: Strides::of(&x, &Default::default()), offset: 0 };
-        if let Some(ty) = plan(s, &surface).scratch(x.dtype) {
-            out.insert(op.name.clone(), ty);
-        }
+        let Some(p) = plan_of(m, op) else { continue };
+        let Some(ty) = p.scratch(x_dtype(m, op)) else { continue };
+        let writer = kernel_from_producer(m, op).and_then(|_| Some(m.producer(*op.operands.first()?)?.name.clone()));
+        out.insert(op.name.clone(), (ty, writer));
     }
     out
+}
+
+/// The element type of `op`'s x.
+fn x_dtype(m: &Module, op: &Op) -> DType {
+    operand_types(m, op).map_or(DType::F16, |(x, _)| x.dtype)
+}
+
+/// The plan of the matmul `op` from its operand types (x in a buffer of its own).
+fn plan_of(m: &Module, op: &Op) -> Option<Plan> {
+    let (x, y) = operand_types(m, op)?;
+    let s = shape(op, &x, &y).ok()?;
+    Some(plan(s, &Surface { bar: 0, ty: x, strides: Strides::of(&x, &Default::default()), offset: 0 }))
+}
+
+/// The runtime matmuls whose product stays in L2 for its one reader, the softmax of the
+/// next group, when that softmax runs the one-row plan and reads it in place
+/// (`chains.md` §2.7: Apple's attention keeps the scores at the softmax's work region,
+/// the maximum reading them with no load step): the product and its place. The matmul's
+/// own regions (yᵀ, y's staging) go after that place and must fit the L2 with it.
+pub fn kept_products(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, KeptValue> {
+    let mut kept = BTreeMap::new();
+    for pair in groups.windows(2) {
+        let (g, next) = (&pair[0], &pair[1]);
+        let (Some(op), Some(reader)) = (m.ops.get(g.head), m.ops.get(next.head)) else { continue };
+        let Some(&v) = m.ops.get(g.last()).and_then(|o| o.results.first()) else { continue };
+        let lone = g.neuron.is_none() && g.swap.is_none() && next.goc.is_none() && next.neuron.is_none();
+        let sole = m.users(v).count() == 1 && !m.outputs.iter().any(|o| o.value == v);
+        let reads = reader.operands.first() == Some(&v);
+        if op.opcode != OpCode::Matmul || !lone || !sole || !reads {
+            continue;
+        }
+        let (Some(region), Some(p)) = (super::softmax::kept_input(m, reader), plan_of(m, op)) else { continue };
+        let fits = own_regions_end(&p, x_dtype(m, op), region.end()) <= L2_BYTES;
+        if fits && apple_s_order(m, op, &p, region.end()) {
+            // The softmax's first task, the maximum, reads it on the planar engine.
+            let whole = p.slices.len() == 1;
+            kept.insert(v, KeptValue { region, writer: Engine::NeConv, read_by: Engine::Pe, whole });
+        }
+    }
+    kept
+}
+
+/// True when the matmul runs as in Apple's attention (`chains.md` §1.1): the copy of x
+/// into the kernel layout, then the transposer of y, whose regions (from `base`) take the
+/// copy's live staging, so that it waits for the copy and the slices keeping the product
+/// below it find no planar-engine region still in use. Otherwise (no transposer, x read
+/// directly or written by its producer, or a transposer clear of the copy: no record
+/// shows what Apple does there) the product goes to memory.
+fn apple_s_order(m: &Module, op: &Op, p: &Plan, base: u64) -> bool {
+    let Some((x, y)) = operand_types(m, op) else { return false };
+    if !p.shape.ty || p.direct || kernel_from_producer(m, op).is_some() {
+        return false;
+    }
+    let surface =
+        |ty: TensorType, bar: u8| Surface { bar, ty, strides: Strides::of(&ty, &Default::default()), offset: 0 };
+    let Some(kernel) = p.scratch(x.dtype) else { return false };
+    let mut tasks = vec![copy(op, p, surface(x, 1), surface(kernel, 1))];
+    tasks.push(transposer(op, p, surface(y, 1), None, true, base));
+    if hazard_aliases(&mut tasks, Compat::Current.data()).is_err() {
+        return false;
+    }
+    tasks.last().and_then(|t| t.l2_aliases).is_some_and(|a| {
+        let waits = |b: crate::task::AliasBits| b.planar_src || b.planar_result;
+        waits(a.source) || waits(a.result)
+    })
+}
+
+/// The end of the matmul's own L2 regions placed from `base`: yᵀ and y staged after it,
+/// or y staged for the slices.
+fn own_regions_end(p: &Plan, dtype: DType, base: u64) -> u64 {
+    let s = p.shape;
+    let channel = round_up(u64::from(s.n) * 2, L2_GRANULE).min(NE_CHANNEL_CAP);
+    let y = match s.ty {
+        true => round_up(u64::from(s.k) * 2, L2_GRANULE).min(NE_CHANNEL_CAP) * u64::from(s.n),
+        false => channel * u64::from(s.k),
+    };
+    let y_t = if s.ty { y_t_region(p, dtype, 0).size } else { 0 };
+    base + y_t + y
 }
 
 /// yᵀ as the slices read it: K channels of N.
@@ -169,9 +252,10 @@ fn y_t(p: &Plan, dtype: DType) -> TensorType {
     TensorType { n: 1, c: p.shape.k, d: 1, h: 1, w: p.shape.n, dtype }
 }
 
-/// yᵀ's place in L2 (at 0), laid out for the convolution reading it.
-fn y_t_region(p: &Plan, dtype: DType) -> L2Region {
-    region(&y_t(p, dtype))
+/// yᵀ's place in L2 (at `base`: 0, or after a product kept below it), laid out for the
+/// convolution reading it.
+fn y_t_region(p: &Plan, dtype: DType, base: u64) -> L2Region {
+    L2Region { base, ..region(&y_t(p, dtype)) }
 }
 
 /// yᵀ and y (as the transposer stages it) must fit the L2 together.
@@ -180,7 +264,7 @@ fn check_fits(op: &Op, p: &Plan, y: &Surface) -> Result<(), BackendError> {
         return Ok(());
     }
     let channel = round_up(u64::from(y.ty.w) * 2, L2_GRANULE).min(NE_CHANNEL_CAP);
-    let need = y_t_region(p, y.ty.dtype).size + channel * u64::from(y.ty.c);
+    let need = y_t_region(p, y.ty.dtype, 0).size + channel * u64::from(y.ty.c);
     if need <= L2_BYTES {
         return Ok(());
     }
@@ -193,6 +277,13 @@ fn check_fits(op: &Op, p: &Plan, y: &Surface) -> Result<(), BackendError> {
     Err(unsupported(op, &reason))
 }
 
+/// Where the product goes: a memory surface, or L2 for its one reader.
+#[derive(Debug, Clone, Copy)]
+enum Product {
+    Memory(Surface),
+    Kept(KeptValue, TensorType),
+}
+
 /// Lowers `op` writing to `dest`, with a scalar gain/offset `goc` fused into its slices.
 pub(super) fn lower(
     m: &Module,
@@ -200,6 +291,34 @@ pub(super) fn lower(
     goc: Option<&Op>,
     bufs: &Buffers,
     dest: Surface,
+    consts: &mut ConstSection,
+) -> Result<Vec<Task>, BackendError> {
+    lower_to(m, op, goc, bufs, Product::Memory(dest), consts)
+}
+
+/// The tasks of the group `g` when it is a runtime matmul whose product stays in L2 for
+/// its reader ([`kept_products`]); `None` for any other group.
+pub(super) fn lower_kept(
+    m: &Module,
+    g: &Group,
+    bufs: &Buffers,
+    consts: &mut ConstSection,
+) -> Result<Option<Vec<Task>>, BackendError> {
+    let Some(op) = m.ops.get(g.head).filter(|op| op.opcode == OpCode::Matmul) else { return Ok(None) };
+    let Some(&v) = m.ops.get(g.last()).and_then(|o| o.results.first()) else { return Ok(None) };
+    let (Some(&kept), Some(&ty)) = (bufs.kept_at.get(&v), m.ty(v)) else { return Ok(None) };
+    let goc = g.goc.and_then(|i| m.ops.get(i));
+    lower_to(m, op, goc, bufs, Product::Kept(kept, ty), consts).map(Some)
+}
+
+/// Lowers `op` writing its product to `out`, with a scalar gain/offset `goc` fused into
+/// its slices.
+fn lower_to(
+    m: &Module,
+    op: &Op,
+    goc: Option<&Op>,
+    bufs: &Buffers,
+    out: Product,
     consts: &mut ConstSection,
 ) -> Result<Vec<Task>, BackendError> {
     let operand = |i: usize| {
@@ -217,7 +336,7 @@ pub(super) fn lower(
     };
     let mut tasks = Vec::new();
     // The task before the recipe wrote the kernel (a softmax's last step), or the copy.
-    let written = kernel_from_producer(m, op, bufs).is_some();
+    let written = kernel_from_producer(m, op).is_some();
     // The kernel's buffer and where in it the kernel starts (the scratch may hold other
     // recipes' surfaces before it).
     let (kernel_bar, kernel_base) = match (p.direct, scratch) {
@@ -230,9 +349,14 @@ pub(super) fn lower(
         }
         (false, None) => return Err(BackendError::Internal(format!("'{}': no kernel scratch", op.name))),
     };
+    // The matmul's own regions go after a product kept for the reader (`chains.md` §4).
+    let (dest, own_base) = match out {
+        Product::Memory(d) => (d, 0),
+        Product::Kept(k, ty) => (super::l2_chain::scratch(&ty), k.region.end()),
+    };
     if p.shape.ty {
         let token = scratch.filter(|_| p.direct);
-        tasks.push(transposer(op, &p, y, token, !tasks.is_empty()));
+        tasks.push(transposer(op, &p, y, token, written || !tasks.is_empty(), own_base));
     }
     let affine = match goc {
         Some(g) => {
@@ -245,12 +369,17 @@ pub(super) fn lower(
         None => Default::default(),
     };
     let source = slice_source(&p, y, scratch);
+    let links = SliceLinks { scratch, after_kernel_write: written, own_base };
     for (j, rows) in p.slices.iter().enumerate() {
         let at = tasks.len() as u32 + u32::from(written);
         let kernel = RuntimeKernel { bar: kernel_bar, producer_back: (!p.direct).then_some(at) };
         let mut t = slice(op, &p, rows.clone(), source, dest, kernel);
         t.kernel.iter_mut().for_each(|c| c.offset += kernel_base);
-        link_slice(&mut t, &p, j, scratch, tasks.last());
+        if let Product::Kept(k, _) = out {
+            t.l2_result = Some(standard(rows_of(k.region, rows.clone())));
+            t.kept_for_pe = k.read_by == Engine::Pe;
+        }
+        link_slice(&mut t, &p, j, &links, tasks.last())?;
         t.affine = affine;
         tasks.push(t);
     }
@@ -261,12 +390,18 @@ pub(super) fn lower(
     Ok(tasks)
 }
 
+/// The part of the kept product `r` (rows as channels) a slice of `rows` writes.
+fn rows_of(r: L2Region, rows: Range<u32>) -> L2Region {
+    let count = u64::from(rows.end - rows.start);
+    L2Region { base: r.base + u64::from(rows.start) * r.channel, size: count * r.channel, ..r }
+}
+
 /// B (rows per NE) of the runtime matmul `op` when the task that computes its x writes x
 /// straight into the kernel layout instead of a copy task: x is a softmax over W (whose
 /// last step is a planar-engine task) read by this matmul alone, and the kernel would be
 /// copied by the planar engine (Apple's attention: the softmax's multiply writes P into
 /// BAR 3 interleaved, `chains.md` §2.8).
-pub(super) fn kernel_from_producer(m: &Module, op: &Op, bufs: &Buffers) -> Option<u32> {
+pub(super) fn kernel_from_producer(m: &Module, op: &Op) -> Option<u32> {
     let &xv = op.operands.first()?;
     let producer = m.producer(xv)?;
     let softmax_over_w = producer.opcode == OpCode::Softmax
@@ -276,8 +411,7 @@ pub(super) fn kernel_from_producer(m: &Module, op: &Op, bufs: &Buffers) -> Optio
     if op.opcode != OpCode::Matmul || !softmax_over_w || !sole {
         return None;
     }
-    let (x, y) = (bufs.surface(xv).ok()?, bufs.surface(*op.operands.get(1)?).ok()?);
-    let p = plan(shape(op, &x.ty, &y.ty).ok()?, &x);
+    let p = plan_of(m, op)?;
     (!p.direct && p.pe_copy()).then_some(p.b)
 }
 
@@ -313,10 +447,11 @@ fn copy(op: &Op, p: &Plan, x: Surface, scratch: Surface) -> Task {
     t
 }
 
-/// Step 3: yᵀ into L2 (K channels of N), standing for writing `token` in the direct case.
-fn transposer(op: &Op, p: &Plan, y: Surface, token: Option<Surface>, after_copy: bool) -> Task {
+/// Step 3: yᵀ into L2 (K channels of N) at `base`, standing for writing `token` in the
+/// direct case.
+fn transposer(op: &Op, p: &Plan, y: Surface, token: Option<Surface>, after_copy: bool, base: u64) -> Task {
     let mut t = Task::new(&op.name, Engine::NePass, vec![y], Surface { bar: 0, offset: 0, ..y });
-    t.l2_result = Some(L2Vector { form: L2Form::Transposed, region: y_t_region(p, y.ty.dtype) });
+    t.l2_result = Some(L2Vector { form: L2Form::Transposed, region: y_t_region(p, y.ty.dtype, base) });
     t.token = token.map(Token::Writes);
     t.opens_section = after_copy;
     t
@@ -354,30 +489,63 @@ fn slice(op: &Op, p: &Plan, rows: Range<u32>, source: Surface, dest: Surface, ke
     t
 }
 
+/// What every slice's links depend on.
+struct SliceLinks {
+    /// The kernel's scratch surface (yᵀ's token in the direct case).
+    scratch: Option<Surface>,
+    /// The task before the recipe wrote the kernel (and ended its L2 section).
+    after_kernel_write: bool,
+    /// Where the matmul's own regions start (after a product kept below them).
+    own_base: u64,
+}
+
 /// How slice `j` reads its source and follows the task before it.
-fn link_slice(t: &mut Task, p: &Plan, j: usize, scratch: Option<Surface>, prev: Option<&Task>) {
+fn link_slice(t: &mut Task, p: &Plan, j: usize, l: &SliceLinks, prev: Option<&Task>) -> Result<(), BackendError> {
     let several = p.slices.len() > 1;
     if p.shape.ty {
         t.residency = SourceResidency::Resident;
-        t.l2_source = Some(L2Vector { form: L2Form::Transposed, region: y_t_region(p, t.dest.ty.dtype) });
-        match (p.direct, j) {
-            // Reads yᵀ where the transposer left it, aliasing its result (0x120).
-            (false, 0) => {}
-            (false, _) => t.l2_link = Some(L2Link::default()),
-            (true, _) => {
+        let y_t = y_t_region(p, t.dest.ty.dtype, l.own_base);
+        t.l2_source = Some(L2Vector { form: L2Form::Transposed, region: y_t });
+        match (p.direct, j, prev) {
+            // Reads yᵀ where the transposer left it: Dependent on it when its result does
+            // not overwrite y's staging (`chains.md` §3), else aliasing its result (0x120).
+            (false, 0, Some(q)) => {
+                if !overwrites_source(t, q)? {
+                    t.l2_link = Some(link(false, false, DEPENDENT_NE));
+                }
+            }
+            (false, 0, None) => {}
+            (false, _, _) => t.l2_link = Some(L2Link::default()),
+            (true, _, _) => {
                 t.l2_link = Some(L2Link { conv_result: j == 0, dma_fmt: true, ..L2Link::default() });
-                t.token = scratch.map(Token::Reads);
+                t.token = l.scratch.map(Token::Reads);
             }
         }
-        return;
+        return Ok(());
     }
     t.residency = match (several, j) {
         (false, _) => SourceResidency::Load,
         (true, 0) => SourceResidency::LoadAndKeep,
         (true, _) => SourceResidency::Resident,
     };
-    // The first slice after the copy opens the section the copy closed.
-    t.opens_section = j == 0 && prev.is_some_and(|q| q.kernel_write.is_some());
+    if let (true, Some(_), Some(y)) = (several, t.l2_result, t.sources.first()) {
+        // The slices keep their rows at different places: y is staged once, after them.
+        let staged = crate::encode::l2::source_region(t, y, l.own_base, Compat::Current.data());
+        t.l2_source = Some(standard(staged));
+    }
+    // The first slice after the kernel's writer opens the section the writer closed.
+    t.opens_section = j == 0 && (l.after_kernel_write || prev.is_some_and(|q| q.kernel_write.is_some()));
+    Ok(())
+}
+
+/// SourceCfg.Dependent naming the NE as the producer.
+const DEPENDENT_NE: u8 = 1;
+
+/// True when `t`'s result overlaps what `prev` loaded into L2.
+fn overwrites_source(t: &Task, prev: &Task) -> Result<bool, BackendError> {
+    let gen = Compat::Current.data();
+    let (ours, theirs) = (l2_use(t, gen)?, l2_use(prev, gen)?);
+    Ok(theirs.loaded.iter().any(|r| r.start < ours.result.end && ours.result.start < r.end))
 }
 
 #[cfg(test)]
@@ -415,5 +583,55 @@ mod tests {
         assert!(!plan_of(16, 24, 64, false).direct);
         assert!(!plan_of(64, 64, 64, false).direct);
         assert_eq!(plan_of(128, 64, 64, false).chunk(), 0x400);
+    }
+
+    /// `softmax(matmul(q, k, transpose_rhs), width)` of `s x d` matrices, the softmax's
+    /// result the output.
+    fn scores_then_softmax(s: u32, d: u32) -> (Module, Vec<Group>) {
+        use anec_ir::{Location, Port};
+        let ty = |c, w| TensorType { n: 1, c, d: 1, h: 1, w, dtype: DType::F16 };
+        let mut m = Module::new("net");
+        let port =
+            |name: &str, value| Port { name: name.into(), value, layout: Default::default(), loc: Location::default() };
+        let (q, k) = (m.add_value(ty(s, d)), m.add_value(ty(s, d)));
+        m.inputs.extend([port("q", q), port("k", k)]);
+        let (scores, p) = (m.add_value(ty(s, s)), m.add_value(ty(s, s)));
+        let op = |opcode, name: &str, operands, result, attrs: Vec<(&str, Attr)>| Op {
+            opcode,
+            name: name.into(),
+            operands,
+            results: vec![result],
+            attrs: attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(),
+            loc: Location::default(),
+        };
+        m.ops.push(op(OpCode::Matmul, "mm", vec![q, k], scores, vec![("transpose_rhs", Attr::Bool(true))]));
+        m.ops.push(op(OpCode::Softmax, "sm", vec![scores], p, vec![("axis", Attr::Str("width".into()))]));
+        m.outputs.push(port("p@output", p));
+        let group = |head| Group { head, goc: None, neuron: None, swap: None };
+        (m, vec![group(0), group(1)])
+    }
+
+    #[test]
+    fn scores_stay_at_the_softmax_s_work_region_in_apple_s_order_only() {
+        // Attention's 64 x 64: after the packed statistics (0x80), one row of 64 channels
+        // of 0x80; one slice writes it whole.
+        let (m, groups) = scores_then_softmax(64, 64);
+        let kept: Vec<KeptValue> = kept_products(&m, &groups).into_values().collect();
+        let region = L2Region { base: 0x80, channel: 0x80, row: 0x2000, plane: 0x2000, size: 0x2000 };
+        assert_eq!(kept, vec![KeptValue { region, writer: Engine::NeConv, read_by: Engine::Pe, whole: true }]);
+        // 128 x 64: kᵀ after the 0x8000-byte scores is clear of the copy's staging, an
+        // order no record shows: through memory.
+        let (m, groups) = scores_then_softmax(128, 64);
+        assert!(kept_products(&m, &groups).is_empty());
+        // A product that is also an output stays in memory.
+        let (mut m, groups) = scores_then_softmax(64, 64);
+        let scores = m.ops[0].results[0];
+        m.outputs.push(anec_ir::Port {
+            name: "s@output".into(),
+            value: scores,
+            layout: Default::default(),
+            loc: Default::default(),
+        });
+        assert!(kept_products(&m, &groups).is_empty());
     }
 }

@@ -153,6 +153,10 @@ pub fn lower_group(
     consts: &mut ConstSection,
     gen: &Generation,
 ) -> Result<Vec<Task>, BackendError> {
+    // A runtime matmul keeping its product in L2 for the softmax after it.
+    if let Some(tasks) = matmul_runtime::lower_kept(m, g, bufs, consts)? {
+        return Ok(tasks);
+    }
     if let Some(mut tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
         if g.neuron.is_some() {
             tasks.iter_mut().for_each(with_relu);
@@ -196,7 +200,7 @@ pub fn lower_group(
     }
     // A softmax whose result is a runtime matmul's x writes it as that matmul's kernel.
     if let (OpCode::Softmax, Some(mm), Some(t)) = (head.opcode, m.users(*result).next(), tasks.last_mut()) {
-        if let Some(b) = matmul_runtime::kernel_from_producer(m, mm, bufs) {
+        if let Some(b) = matmul_runtime::kernel_from_producer(m, mm) {
             matmul_runtime::write_kernel(m, t, mm, bufs, b)?;
         }
     }
@@ -263,7 +267,7 @@ pub fn lower(
             return conv::lower_conv(m, op, goc, bufs, out, consts, gen);
         }
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
-        OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(op, bufs, dest, consts),
+        OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(m, op, bufs, dest, consts),
         OpCode::Concat if goc.is_none() => return movement::lower_concat(op, bufs, dest),
         OpCode::Pad if goc.is_none() => return pad::lower_pad(op, bufs, dest, consts),
         OpCode::LayerNorm if goc.is_none() => return normalization::lower_layer_norm(op, bufs, dest),
@@ -299,16 +303,47 @@ fn lower_one(
 }
 
 /// The scratch surfaces the recipes of `m` declare (by layer): memory standing for a
-/// value two tasks pass through L2 (Apple's BAR 3).
+/// value two tasks pass through L2 (Apple's BAR 3), or a runtime matmul's kernel. Each
+/// lives from its layer's group to the next (a token's reader), a runtime kernel from the
+/// group that writes it (its x's softmax, `matmul_runtime::kernel_from_producer`) to its
+/// matmul's.
 pub fn scratch_needs(
     m: &Module,
+    groups: &[Group],
     kept: &std::collections::BTreeMap<anec_ir::ValueId, crate::task::L2Form>,
-) -> std::collections::BTreeMap<String, anec_ir::TensorType> {
-    let mut needs: std::collections::BTreeMap<String, anec_ir::TensorType> =
+) -> std::collections::BTreeMap<String, crate::buffers::ScratchNeed> {
+    let mut types: std::collections::BTreeMap<String, anec_ir::TensorType> =
         m.ops.iter().filter_map(|op| Some((op.name.clone(), softmax::scratch_type(m, op)?))).collect();
-    needs.extend(matmul::scratch_types(m, kept));
-    needs.extend(matmul_runtime::scratch_types(m));
+    types.extend(matmul::scratch_types(m, kept));
+    let kernels = matmul_runtime::scratch_types(m);
+    let group_of =
+        |name: &str| groups.iter().position(|g| g.ops().iter().any(|&i| m.ops.get(i).is_some_and(|o| o.name == name)));
+    let mut needs = std::collections::BTreeMap::new();
+    for (layer, ty) in types {
+        let g = group_of(&layer).unwrap_or(0);
+        needs.insert(layer, crate::buffers::ScratchNeed { ty, live: g..=g + 1 });
+    }
+    for (layer, (ty, writer)) in kernels {
+        let g = group_of(&layer).unwrap_or(0);
+        let first = writer.and_then(|w| group_of(&w)).map_or(g, |w| w.min(g));
+        needs.insert(layer, crate::buffers::ScratchNeed { ty, live: first..=g });
+    }
     needs
+}
+
+/// Derives the alias bits of the `tasks` of a group from the task before them too when
+/// that task wrote the runtime kernel they read (`l2_chain::after_kernel_writer`).
+pub fn link_after_kernel_writer(prev: &Task, tasks: &mut [Task], gen: &Generation) -> Result<(), BackendError> {
+    l2_chain::after_kernel_writer(prev, tasks, gen)
+}
+
+/// The values kept in L2 at the place their reader's recipe takes them (no buffer): a
+/// runtime matmul's product for the softmax after it (`matmul_runtime::kept_products`).
+pub fn kept_values(
+    m: &Module,
+    groups: &[Group],
+) -> std::collections::BTreeMap<anec_ir::ValueId, crate::buffers::KeptValue> {
+    matmul_runtime::kept_products(m, groups)
 }
 
 /// The op kinds [`lower`] places on H13.

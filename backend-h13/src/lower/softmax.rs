@@ -10,19 +10,21 @@
 //! 5. `normalize`: y = r·e, written to memory.
 //!
 //! Over W of a single row (`row_plan`) x is loaded by step 1 and kept where step 5 writes
-//! y; the statistics are one packed row of C values when C > 1. Over W of several rows
+//! y; the statistics are one packed row of C values when C > 1. An x its producer kept in
+//! L2 at the plan's work region ([`kept_input`]) is read there: no load step, the maximum
+//! reads it in place and the subtract runs in place (`chains.md` §2.7). Over W of several rows
 //! (`rows_plan`) an NE pass first copies x into L2 and the reductions take the rows as
 //! groups (one 16-byte line per channel and row). The L2.SourceCfg link bits of each step
 //! are those of Apple's records (fitted, `softmax.md` §5).
 
 use super::attr;
 use super::l2_chain::{
-    check_fits, link, scratch, standard, x_region, L2_BYTES, ONE_F16, OPERAND1_ALONG_C, OPERAND1_ALONG_W,
-    OPERAND1_PACKED, OPERAND2_ALONG_C, OPERAND2_ALONG_W, OPERAND2_PACKED, PACKED_RESULT,
+    check_fits, kept_link, link, read_in_place, scratch, standard, x_region, L2_BYTES, ONE_F16, OPERAND1_ALONG_C,
+    OPERAND1_ALONG_W, OPERAND1_PACKED, OPERAND2_ALONG_C, OPERAND2_ALONG_W, OPERAND2_PACKED, PACKED_RESULT,
 };
 use super::reduction::{SPLIT_ROWS, SPLIT_ROW_MIN};
 use crate::activation::{self, TableFn};
-use crate::buffers::Buffers;
+use crate::buffers::{Buffers, KeptValue};
 use crate::consts::ConstSection;
 use crate::encode::l2::{kept_region, ne_rows_unpadded, KeptRows::*};
 use crate::encode::ne_count;
@@ -33,16 +35,23 @@ use crate::task::{
     SourceResidency, Surface, Task, Token,
 };
 use crate::window::unsupported;
-use anec_ir::{Op, TensorType};
+use anec_ir::{Module, Op, OpCode, TensorType};
 use half::f16;
 
 /// Lowers a softmax to its tasks.
 pub(super) fn lower_softmax(
+    m: &Module,
     op: &Op,
     bufs: &Buffers,
     dest: Surface,
     consts: &mut ConstSection,
 ) -> Result<Vec<Task>, BackendError> {
+    let kept = op.operands.first().and_then(|v| Some((*bufs.kept_at.get(v)?, *m.ty(*v)?)));
+    if let Some((k, ty)) = kept {
+        let plan = row_plan(op, scratch(&ty), Some(k), dest, consts);
+        check_fits(op, &plan, "softmax")?;
+        return Ok(plan);
+    }
     let x = super::first_operand(op, bufs)?;
     let axis = attr(op, "axis")?.as_str().unwrap_or_default();
     let ty = x.ty;
@@ -50,7 +59,7 @@ pub(super) fn lower_softmax(
         return ones(op, dest, consts);
     }
     let plan = match axis {
-        "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 && ty.h == 1 => row_plan(op, x, dest, consts),
+        "width" if one_row(&ty) => row_plan(op, x, None, dest, consts),
         "width" if ty.n == 1 && ty.d == 1 && ty.w > 1 => rows_plan(op, x, dest, consts),
         "channel" if is_vector(&ty) && ty.c > 1 => {
             let token = bufs
@@ -166,18 +175,49 @@ fn with_table_channel(t: &mut Task, f: TableFn, consts: &mut ConstSection) {
     (t.kernel, t.nonlinear, t.table) = (vec![table], Nonlinear::Table, Some(f));
 }
 
-/// Softmax over W of a `C x 1 x W` tensor: five tasks.
-fn row_plan(op: &Op, x: Surface, y: Surface, consts: &mut ConstSection) -> Vec<Task> {
+/// True for a tensor the one-row plan takes: one batch, one row, more than one element.
+fn one_row(ty: &TensorType) -> bool {
+    ty.n == 1 && ty.d == 1 && ty.w > 1 && ty.h == 1
+}
+
+/// The statistics and the work region of the one-row plan: one packed row of C values
+/// (or one line) at 0, the work region (the differences, then the exponents) after it.
+fn row_layout(ty: &TensorType) -> (L2Region, L2Region) {
+    let stats = stats_region(0, ty.c, 1, ty.c > 1);
+    (stats, x_region(stats.size, ty, false))
+}
+
+/// Where the softmax `op` of `m` takes an x its producer keeps in L2: the one-row plan's
+/// work region (its first task, the maximum, reads it there on the planar engine). `None`
+/// when the softmax does not run that plan.
+pub(super) fn kept_input(m: &Module, op: &Op) -> Option<L2Region> {
+    let ty = m.ty(*op.operands.first()?)?;
+    let over_w = op.attr("axis").and_then(anec_ir::Attr::as_str) == Some("width");
+    (op.opcode == OpCode::Softmax && over_w && one_row(ty)).then(|| row_layout(ty).1)
+}
+
+/// Softmax over W of a `C x 1 x W` tensor: five tasks. x is loaded by the maximum and
+/// kept after the work region, or, when its producer kept it in L2 (`input`), read where
+/// it lies: the maximum reads it in place and the subtract writes over it.
+fn row_plan(op: &Op, x: Surface, input: Option<KeptValue>, y: Surface, consts: &mut ConstSection) -> Vec<Task> {
     let c = x.ty.c;
     let packed = c > 1;
-    let stats = stats_region(0, c, 1, packed);
-    let work = x_region(stats.size, &x.ty, false);
-    let kept = x_region(stats.size + work.size, &x.ty, false);
+    let (stats, work) = row_layout(&x.ty);
     let mut max = reduction(op, x, ReduceOp::Max, packed, 1, false, stats);
-    max.residency = SourceResidency::LoadAndKeep;
-    max.l2_source = Some(standard(kept));
+    let source = match input {
+        Some(k) => {
+            read_in_place(&mut max, k.region, kept_link(&k));
+            k.region
+        }
+        None => {
+            let kept = x_region(stats.size + work.size, &x.ty, false);
+            max.residency = SourceResidency::LoadAndKeep;
+            max.l2_source = Some(standard(kept));
+            kept
+        }
+    };
     let (packed1, packed2) = if packed { (OPERAND1_PACKED, OPERAND2_PACKED) } else { (0, 0) };
-    let sub = subtract(op, x, kept, stats, OPERAND2_ALONG_W | packed2, work, link(false, true, 0));
+    let sub = subtract(op, x, source, stats, OPERAND2_ALONG_W | packed2, work, link(false, true, 0));
     let exp = exp2(op, x, work, consts);
     let mut sum = reduction(op, x, ReduceOp::Sum, packed, 1, false, stats);
     sum.reduce = sum.reduce.map(|r| PeReduce { post: ReducePost::Reciprocal, ..r });
