@@ -21,6 +21,7 @@ pub mod consts;
 pub mod encode;
 pub mod error;
 pub mod generation;
+pub mod hazard;
 pub mod layout;
 pub mod lower;
 pub mod program;

@@ -60,7 +60,8 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     bufs.kept_at = kept_at;
     let mut consts = ConstSection::default();
     lower::constant::place(m, &mut bufs, &mut consts)?;
-    let (tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
+    let (mut tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
+    crate::hazard::mark_overwrites(&mut tasks);
     if tasks.is_empty() && refused.is_empty() {
         return Err(BackendError::Unsupported {
             line: 0,

@@ -492,6 +492,9 @@ pub struct Task {
     /// The result kept in L2 is read by a planar-engine task (an NE task's Common.Cfg
     /// sharing, `encode::common`).
     pub kept_for_pe: bool,
+    /// The destination DMA overwrites DRAM that an earlier task of the program read
+    /// (`hazard`; TileDMADst.DMAConfig bits 19 and 24).
+    pub overwrites_read: bool,
 }
 
 impl Task {
@@ -531,6 +534,7 @@ impl Task {
             opens_section: false,
             l2_aliases: None,
             kept_for_pe: false,
+            overwrites_read: false,
         }
     }
 

@@ -36,16 +36,7 @@ const FAMILIES: [&str; 18] = [
 ];
 
 /// Apple programs the simulator does not model, with the reason (ours still run).
-const APPLE_NOT_MODELLED: [(&str, &str); 5] = [
-    (
-        "chain_attn_s64_dh64",
-        "the softmax's multiply writing P as the kernel sets TileDMADst.DMAConfig bits 19 and 24 (0x1080000), \
-         seen in the two attention records only, whose meaning is not known (chains.md §1.1)",
-    ),
-    (
-        "env_chain_attention_s64_d64",
-        "as chain_attn_s64_dh64 (TileDMADst.DMAConfig bits 19 and 24 on the multiply writing the kernel)",
-    ),
+const APPLE_NOT_MODELLED: [(&str, &str); 3] = [
     (
         "rrmm_r2rr_m64_k2048_n64_tx0_ty1",
         "its planar-engine copy streams 2048-wide rows through L2 in 0x400-byte pieces (channel stride 0x400), \

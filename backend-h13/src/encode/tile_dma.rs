@@ -150,6 +150,11 @@ fn encode_src2(td: &mut TdImage, s: &Surface, gen: &Generation) -> Result<(), Ba
     td.set_unnamed(0x1A8, SRC2_FMT_BASE | (fmt << 12))
 }
 
+/// TileDMADst.DMAConfig, and its two unnamed bits (19, 24) that Apple sets on a writer
+/// overwriting DRAM an earlier task of the program read (`hazard`).
+const DST_DMA_CONFIG: u16 = 0x258;
+const OVERWRITES_READ_BITS: u32 = (1 << 19) | (1 << 24);
+
 /// Writes the destination block.
 pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), BackendError> {
     let d = &t.dest;
@@ -167,6 +172,9 @@ pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
     }
     td.set("TileDMADst.DMAConfig.En", 1)?;
     td.set("TileDMADst.DMAConfig.L2BfrMode", u64::from(super::l2::result_aliased(t, gen)))?;
+    if t.overwrites_read {
+        td.set_unnamed_bits(DST_DMA_CONFIG, OVERWRITES_READ_BITS)?;
+    }
     set_dst_layout(td, t, d, gen)
 }
 

@@ -243,6 +243,10 @@ fn source2(r: &mut Reader, bar: u8, fmt: Fmt) -> Result<Tile, SimError> {
     Ok(t)
 }
 
+/// TileDMADst.DMAConfig and its two unnamed ordering bits.
+const DST_DMA_CONFIG: u16 = 0x258;
+const OVERWRITES_READ_BITS: u32 = (1 << 19) | (1 << 24);
+
 fn dest(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Result<(Tile, bool), SimError> {
     let on = r.get("TileDMADst.DMAConfig.En")? == 1;
     if h.dpc && on {
@@ -261,6 +265,10 @@ fn dest(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Result<(
     r.fixed("TileDMADst.DMAConfig.CrH", &[0])?;
     r.fixed("TileDMADst.DMAConfig.BypassEOW", &[0])?;
     r.ignore("TileDMADst.DMAConfig.CacheHint")?;
+    // Bits 19 and 24, set together by a writer that overwrites DRAM an earlier task read
+    // (the backend's `hazard`): ordering, which running the tasks in order already gives.
+    let meaning = "TileDMADst.DMAConfig bits 19 and 24 (a write after earlier reads)";
+    r.fixed_word(DST_DMA_CONFIG, OVERWRITES_READ_BITS, &[0, if on { OVERWRITES_READ_BITS } else { 0 }], meaning)?;
     if !on {
         return Ok((idle_dest(r, c, h.dpc)?, false));
     }
