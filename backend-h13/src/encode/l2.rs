@@ -25,8 +25,9 @@ const PADDING_MODE_MAX_POOL: u64 = 3;
 const PADDING_MODE_REDUCE_EXTREMUM: u64 = 1;
 
 /// The channel stride of a row the NE streams is at most 0x100 bytes (every NE task of the
-/// current corpus with W >= 128); the planar engine's is 0x400 when it streams ([`row_piece`]).
+/// current corpus with W >= 128).
 const NE_CHANNEL_CAP: u64 = 0x100;
+/// The planar engine's piece when it streams a row ([`row_piece`]).
 const PE_PIECE: u64 = 0x400;
 
 /// The row pads of an NE copy streaming rows of several channels that fill whole banks
@@ -83,6 +84,7 @@ pub(crate) fn streams_padded(t: &Task) -> bool {
         && t.kernel_write.is_none()
         && t.runtime_kernel.is_none()
 }
+
 /// A planar-engine row whose unpadded size is a multiple of 0x400 gets 0x20 of padding
 /// (0x400 -> 0x420 in sum.hwx and every PE operand of the current corpus).
 const PE_PAD_EVERY: u64 = 0x400;

@@ -477,7 +477,9 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
         }
     };
     let streamed = td_pair::streamed(c, &tiles, l2, matches!(unit, Unit::Ne(_)));
-    let result_streamed = !conv && td_pair::result_streamed(r, c, l2, streamed)?;
+    // A convolution's and a reduction's results have their own layouts.
+    let own_layout = conv || matches!(unit, Unit::Reduce(_));
+    let result_streamed = !own_layout && td_pair::result_streamed(r, c, l2, streamed)?;
     let mut l2_sources = l2.sources.clone();
     if let Some(s) = l2_sources.first_mut() {
         *s = first;
