@@ -1,7 +1,7 @@
 //! The simulator on the corpus of Apple's current compiler: for every record of the
 //! op families below (elementwise, broadcasting, activations, convolution, reductions,
-//! softmax, layer norm, the matmuls, the single ops and pairs of the chain records and
-//! the cast of a bool input) that anec compiles, our program must compute the MIL's math
+//! softmax, layer norm, the matmuls, the single ops and pairs of the chain records, the
+//! cast of a bool input, the slice and transpose copies) that anec compiles, our program must compute the MIL's math
 //! within the documented fp16 tolerance (`docs/simulator.md`), and so must Apple's program
 //! wherever our constant
 //! section hashes equal to Apple's (Apple's register words from the record, our constants
@@ -13,8 +13,9 @@ use anec_tests::agree::{compile_and_compare, compile_substitute_and_compare, ran
 use anec_tests::oracle::{self, Outcome};
 
 /// The families whose every compiled record is simulated (`encoder_mask`: the cast of a
-/// bool input, whose random inputs are 0 and 1).
-const FAMILIES: [&str; 18] = [
+/// bool input, whose random inputs are 0 and 1; `encoder_structure`: the slice and the
+/// transpose copies).
+const FAMILIES: [&str; 19] = [
     "chain_base",
     "chain_pair",
     "chain_attention",
@@ -33,15 +34,11 @@ const FAMILIES: [&str; 18] = [
     "matmul",
     "rrmm_matvec",
     "encoder_mask",
+    "encoder_structure",
 ];
 
 /// Apple programs the simulator does not model, with the reason (ours still run).
-const APPLE_NOT_MODELLED: [(&str, &str); 3] = [
-    (
-        "rrmm_r2rr_m64_k2048_n64_tx0_ty1",
-        "its planar-engine copy streams 2048-wide rows through L2 in 0x400-byte pieces (channel stride 0x400), \
-         which the simulator does not model (matmul-runtime.md §3a)",
-    ),
+const APPLE_NOT_MODELLED: [(&str, &str); 2] = [
     (
         "norm_layer_norm_ax1_1x128x16x16",
         "its second NE transposer sets KernelCfg bit 12 (0x1082), seen in this record only, whose meaning is not \

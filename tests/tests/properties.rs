@@ -1,7 +1,7 @@
 //! Property tests: generated small models (conv, linear, matmul with constant weights,
 //! elementwise with broadcast, every neuron mode, the MIL activations, gain/offset, casts
 //! of bool, uint8 and int8 inputs, concat, reshape, reductions, softmax, layer_norm,
-//! instance_norm, transposes, slices, tiles) are compiled, simulated from their registers and compared with the
+//! instance_norm, transposes, slices, tiles, rows streamed through L2 in pieces) are compiled, simulated from their registers and compared with the
 //! reference interpreter on the source within the fp16 tolerance of
 //! `anec_tests::tolerance`.
 //!
@@ -114,6 +114,12 @@ fn constant_operands_agree_or_are_rejected() {
 #[test]
 fn copies_beyond_the_l2_run_in_bands_and_agree() {
     run_family("large_copy", CASES / 16, props::movement::large_copy());
+}
+
+/// Rows wider than an engine's L2 piece stream through L2 and agree.
+#[test]
+fn streamed_rows_agree() {
+    run_family("streamed_rows", CASES, props::movement::streamed_rows());
 }
 
 #[test]

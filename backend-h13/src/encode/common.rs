@@ -160,6 +160,7 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         Engine::NePass if t.kernel_write.is_some() && t.transposed_write => {
             (false, KERNEL_TRANSPOSE_SH, double_buf, CFG_UNNAMED)
         }
+        Engine::NePass if super::l2::streams_padded(t) => (false, STREAM_SH, double_buf, CFG_UNNAMED),
         Engine::NePass => (false, pass_sharing(t, gen.pass_shared), double_buf, CFG_UNNAMED),
         Engine::NeConv => {
             let (small, sh) = conv_schedule(t);
@@ -203,6 +204,10 @@ fn prep_sharing(t: &Task) -> [u64; 3] {
 /// ShPref, ShMin, ShMax of the NE copy writing xᵀ transposed as a runtime kernel (Cfg
 /// 0x10231301 in both records, K 128 and M 64: `matmul-runtime.md` §3a; no rule known).
 const KERNEL_TRANSPOSE_SH: [u64; 3] = [3, 1, 3];
+
+/// ShPref, ShMin, ShMax of an NE copy streaming padded rows of several channels
+/// (`l2::streams_padded`; Cfg 0x1c0001 in `encoder_slice_lastdim`, the one record).
+const STREAM_SH: [u64; 3] = [0, 0, 4];
 
 /// The ShMax of a preparation task whose transposed rows fit a granule.
 const PREP_SH: u64 = 3;

@@ -25,8 +25,66 @@ const PADDING_MODE_MAX_POOL: u64 = 3;
 const PADDING_MODE_REDUCE_EXTREMUM: u64 = 1;
 
 /// The channel stride of a row the NE streams is at most 0x100 bytes (every NE task of the
-/// current corpus with W >= 128); the planar engine takes whole rows.
+/// current corpus with W >= 128).
 const NE_CHANNEL_CAP: u64 = 0x100;
+/// The planar engine's piece when it streams a row ([`row_piece`]).
+const PE_PIECE: u64 = 0x400;
+
+/// The row pads of an NE copy streaming rows of several channels that fill whole banks
+/// ([`streams_padded`]): source rows +0x50, result rows +0xa0, fitted on the one record
+/// that shows this form (`encoder_slice_lastdim`: 8 channels of 0x100-byte pieces, rows
+/// 0x850 and 0x8a0); no rule derives them yet (`header-common-l2.md` §4c).
+const STREAM_SOURCE_PAD: u64 = 0x50;
+const STREAM_RESULT_PAD: u64 = 0xa0;
+
+/// Bytes of its first source's rows `t` streams through L2 in one piece (the cap of the
+/// L2 channel stride; `header-common-l2.md` §4c): the NE streams rows wider than 0x100
+/// bytes in 0x100-byte pieces (every NE task of the corpus); the planar engine streams the
+/// one source it loads for itself alone, outside a reduction, in 0x400-byte pieces when
+/// its rows are wider (its copy of 2048-wide rows into a runtime matmul's kernel,
+/// `rrmm_r2rr_m64_k2048_n64_tx0_ty1`; every other planar-engine source of the corpus has
+/// rows of at most 0x400 bytes); any other planar-engine task takes whole rows.
+pub(crate) fn row_piece(t: &Task) -> u64 {
+    let lone = t.sources.len() == 1
+        && t.residency == SourceResidency::Load
+        && t.l2_source.is_none()
+        && t.l2_operand.is_none()
+        && t.reduce.is_none();
+    match t.engine {
+        e if e.uses_ne() => NE_CHANNEL_CAP,
+        _ if lone => PE_PIECE,
+        _ => u64::MAX,
+    }
+}
+
+/// True when `t` is an NE copy that streams rows of several channels filling whole banks
+/// (C x 0x100 a multiple of 0x400) over several rows to memory: Apple pads its source
+/// rows by 0x50, lays its result out by the result words in the same pieces with rows
+/// padded by 0xa0 (L2BfrMode 0) and writes ShMax 4 (`encoder_slice_lastdim`). One channel
+/// (the 64 x 256 rows of the chain records' tables and copies) keeps unpadded rows and a
+/// result aliased to them; so does any other stream here, for want of a record.
+pub(crate) fn streams_padded(t: &Task) -> bool {
+    let [src] = t.sources.as_slice() else { return false };
+    let row = u64::from(src.ty.w) * src.ty.dtype.size() as u64;
+    let plane = NE_CHANNEL_CAP * u64::from(src.ty.c);
+    t.engine == Engine::NePass
+        && row > NE_CHANNEL_CAP
+        && src.ty.h > 1
+        && plane.is_multiple_of(BANK_SPAN)
+        && t.table.is_none()
+        && !t.vectors.any()
+        && !t.transposed_write
+        && !t.channel_sum
+        && !t.channel_max
+        && t.residency == SourceResidency::Load
+        && t.l2_source.is_none()
+        && t.l2_operand.is_none()
+        && t.l2_result.is_none()
+        && t.token.is_none()
+        && t.kernel_write.is_none()
+        && t.runtime_kernel.is_none()
+}
+
 /// A planar-engine row whose unpadded size is a multiple of 0x400 gets 0x20 of padding
 /// (0x400 -> 0x420 in sum.hwx and every PE operand of the current corpus).
 const PE_PAD_EVERY: u64 = 0x400;
@@ -70,10 +128,11 @@ pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) 
     if let Some(r) = t.reduce {
         return reduce_region(c * ty.d.max(1), s, base, r.split);
     }
-    let cap = if t.engine.uses_ne() { NE_CHANNEL_CAP } else { u64::MAX };
+    let cap = row_piece(t);
     let plane = L2Region::unpadded_row(c, ty.w, ty.dtype, cap);
     let channel = plane / u64::from(c.max(1));
     let pad = match t.engine {
+        _ if streams_padded(t) => STREAM_SOURCE_PAD,
         // The one-row source of a runtime matmul's tasks: no padding (every copy and
         // matmul task of `matmul-runtime.md` §3).
         _ if t.kernel_write.is_some() || t.runtime_kernel.is_some() => 0,
@@ -196,12 +255,18 @@ pub(crate) fn kept_region(base: u64, ty: &TensorType, writer: KeptRows) -> L2Reg
 /// generations that alias them.
 pub(crate) fn result_aliased(t: &Task, gen: &Generation) -> bool {
     let packed = t.reduce.is_some_and(|r| r.packed);
-    (!t.engine.windowed() && !packed) || (t.engine.is_conv() && gen.conv_result_aliased)
+    let plain = !t.engine.windowed() && !packed && !streams_padded(t);
+    plain || (t.engine.is_conv() && gen.conv_result_aliased)
 }
 
-/// The result region at `base`: laid out as the destination, unpadded.
-fn result_region(s: &Surface, base: u64) -> L2Region {
-    L2Region::new(base, s.ty.c, s.ty.h, s.ty.w, s.ty.dtype, u64::MAX, 0)
+/// The result region at `base` of a task whose result is not aliased to its source:
+/// laid out as the destination, unpadded; a padded stream's in its pieces, padded.
+fn result_region(t: &Task, base: u64) -> L2Region {
+    let ty = t.dest.ty;
+    match streams_padded(t) {
+        true => L2Region::new(base, ty.c, ty.h, ty.w, ty.dtype, NE_CHANNEL_CAP, STREAM_RESULT_PAD),
+        false => L2Region::new(base, ty.c, ty.h, ty.w, ty.dtype, u64::MAX, 0),
+    }
 }
 
 /// Writes the block.
@@ -309,7 +374,7 @@ pub(crate) fn l2_use(t: &Task, gen: &Generation) -> Result<L2Use, BackendError> 
         Some(v) => span(&v.region),
         None => {
             let rows = STREAMED_ROWS * t.dest.strides.row.max(L2_GRANULE);
-            end..end + result_region(&t.dest, end).size.min(rows)
+            end..end + result_region(t, end).size.min(rows)
         }
     };
     Ok(u)
@@ -340,6 +405,7 @@ fn check_capacity(t: &Task, sources_end: u64, aliased: Option<u64>) -> Result<()
     let cap = if t.engine.uses_ne() && aliased.is_none() { NE_CHANNEL_CAP } else { u64::MAX };
     let d = t.dest.ty;
     let result = match t.l2_result {
+        None if streams_padded(t) => result_region(t, 0).size,
         None => (L2Region::unpadded_row(d.c, d.w, d.dtype, cap) * u64::from(d.h)).max(aliased.unwrap_or(0)),
         Some(_) => 0,
     };
@@ -501,7 +567,7 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
     td.set("L2.ResultCfg.L2BfrMode", u64::from(aliased))?;
     super::set_units(td, "L2.ResultBase.Addr", base, 16)?;
     if !aliased {
-        let r = result_region(&t.dest, base);
+        let r = result_region(t, base);
         super::set_units(td, "L2.ConvResultChannelStride.Stride", r.channel, 16)?;
         super::set_units(td, "L2.ConvResultRowStride.Stride", r.row, 16)?;
         set_unnamed_units(td, 0x220, r.plane, 4, 17)?;
@@ -570,7 +636,44 @@ fn set_bits(td: &mut TdImage, cfg: &str, bits: &[&str]) -> Result<(), BackendErr
 #[cfg(test)]
 mod tests {
     use super::*;
-    use anec_ir::DType;
+    use crate::layout::Strides;
+    use anec_ir::{DType, Layout};
+
+    /// A task of `engine` copying a `c x h x w` fp16 tensor (`sources` copies of it).
+    fn copy(engine: Engine, c: u32, h: u32, w: u32, sources: usize) -> Task {
+        let ty = TensorType::nchw(1, c, h, w, DType::F16);
+        let s = Surface { bar: 4, ty, strides: Strides::of(&ty, &Layout::default()), offset: 0 };
+        Task::new("t", engine, vec![s; sources], Surface { bar: 5, ..s })
+    }
+
+    #[test]
+    fn streamed_rows_follow_apples_records() {
+        let gen = crate::generation::CURRENT;
+        // encoder_slice_lastdim: 8 channels of 375-wide rows, padded pieces.
+        let t = copy(Engine::NePass, 8, 375, 375, 1);
+        assert!(streams_padded(&t) && !result_aliased(&t, &gen));
+        let src = source_region(&t, &t.sources[0], 0, &gen);
+        assert_eq!((src.channel, src.plane, src.row), (0x100, 0x800, 0x850));
+        let res = result_region(&t, src.end());
+        assert_eq!((res.base, res.channel, res.plane, res.row), (0xc2d30, 0x100, 0x800, 0x8a0));
+        // One channel (the chain records' 64 x 256 rows), channels short of whole banks,
+        // one row: unpadded pieces, the result aliased.
+        for t in [
+            copy(Engine::NePass, 1, 64, 256, 1),
+            copy(Engine::NePass, 2, 375, 375, 1),
+            copy(Engine::NePass, 8, 1, 375, 1),
+        ] {
+            let src = source_region(&t, &t.sources[0], 0, &gen);
+            assert!(!streams_padded(&t) && result_aliased(&t, &gen));
+            assert_eq!((src.channel, src.row), (0x100, src.plane));
+        }
+        // The planar engine: a lone loaded source in 0x400-byte pieces (the K = 2048
+        // copy), two sources whole.
+        assert_eq!(row_piece(&copy(Engine::Pe, 64, 1, 2048, 1)), 0x400);
+        assert_eq!(row_piece(&copy(Engine::Pe, 64, 1, 2048, 2)), u64::MAX);
+        let t = copy(Engine::Pe, 64, 1, 2048, 1);
+        assert_eq!(source_region(&t, &t.sources[0], 0, &gen).channel, 0x400);
+    }
 
     /// The row stride `kept_region` gives a `c x h x w` tensor.
     fn row(c: u32, h: u32, w: u32, rows: KeptRows) -> u64 {

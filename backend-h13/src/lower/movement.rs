@@ -1,9 +1,10 @@
 //! Data movement that reads its operand through another view: `anec.transpose` of axes
-//! other than W and `anec.input_view` (slices), each one copy task (an NE pass; the planar
-//! engine for rows wider than 0x100 bytes) of the operand read with
-//! the view's strides and offset into the result (Apple's
+//! other than W and `anec.input_view` (slices), each one copy task (an NE pass, streaming
+//! rows wider than 0x100 bytes through L2 in pieces: `encode::l2::row_piece`) of the
+//! operand read with the view's strides and offset into the result (Apple's
 //! `encoder_transpose_r4_0213`: the NE copies `[1, 8, 375, 128]` read with its channel and
-//! row strides exchanged). Reshapes that keep the bytes are views without a task
+//! row strides exchanged; `encoder_slice_lastdim`: the NE copies 375 of 749 columns of
+//! `[1, 8, 375, 749]` in 0x100-byte pieces). Reshapes that keep the bytes are views without a task
 //! (`buffers::view`); a transpose exchanging C and W (and a reshape moving a vector between them) is an
 //! NE pass writing transposed (Common.Cfg bit 28); other transposes that move W arrive here
 //! already split into these two kinds (`axis_moves`).
@@ -13,7 +14,7 @@ use crate::buffers::Buffers;
 use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::layout::Strides;
-use crate::task::{Engine, PeOp, Surface, Task};
+use crate::task::{Engine, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Op, TensorType};
 
@@ -22,13 +23,9 @@ const W: usize = 4;
 /// The tile DMA's base address unit: a view must start on it.
 pub(super) const DMA_UNIT: u64 = 64;
 
-/// Bytes of a row the NE copies in one piece (its channel stride cap in L2): wider rows
-/// are copied by the planar engine, which takes whole rows.
-const NE_ROW: u64 = 0x100;
-
-/// The copy task of `layer` from `src` to `dest`, one batch: an NE pass (Apple's copies,
-/// rows up to 0x100 bytes) or, for wider rows, the planar engine's one-operand identity
-/// (Cfg 0x21).
+/// The copy task of `layer` from `src` to `dest`, one batch: an NE pass (Apple's copies;
+/// rows wider than 0x100 bytes stream through L2 in 0x100-byte pieces, whose layout
+/// `encode::l2::streams_padded` and `row_piece` decide).
 pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, BackendError> {
     if dest.ty.n > 1 {
         return Err(BackendError::Unsupported {
@@ -38,13 +35,7 @@ pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, Bac
             reason: format!("a copy of a batch of {} (one task runs batch 1; tiling comes later)", dest.ty.n),
         });
     }
-    let row = u64::from(dest.ty.w) * dest.ty.dtype.size() as u64;
-    if row <= NE_ROW {
-        return Ok(Task::new(layer, Engine::NePass, vec![src], dest));
-    }
-    let mut t = Task::new(layer, Engine::Pe, vec![src], dest);
-    t.pe = Some(PeOp { mode: 0, negate: false, bias: 0, scale: ONE_F16, abs: false, relu: false });
-    Ok(t)
+    Ok(Task::new(layer, Engine::NePass, vec![src], dest))
 }
 
 /// `t` as it is when it fits the L2 a task addresses; otherwise, when each row of its
@@ -160,9 +151,6 @@ fn band(t: &Task, axis: Cut, first: u32, count: u32) -> Task {
     b.dest = axis.cut(&t.dest, false, first, count);
     b
 }
-
-/// fp16 1.0: the identity scale of a planar-engine copy.
-const ONE_F16: u16 = 0x3C00;
 
 /// The permutation exchanging C and W (anec order N, C, D, H, W).
 const CHANNEL_WIDTH_SWAP: [usize; 5] = [0, W, 2, 3, 1];

@@ -138,3 +138,33 @@ pub fn large_copy() -> impl Strategy<Value = Model> {
         Model { family: "large_copy", body, names: vec!["m_0".into()], range: RANGE, seed }
     })
 }
+
+/// Rows wider than the piece an engine streams through L2 (0x100 bytes on the NE, 0x400
+/// on the planar engine: `header-common-l2.md` §4c): a slice along W of `[1, c, h, w]`
+/// (an NE copy, padded pieces when the channels fill whole banks over several rows),
+/// a transpose exchanging C and H (an NE copy through a view) or the planar engine's
+/// `abs` of rows up to 1200 wide; 1 to 12 channels, 1 to 24 rows.
+pub fn streamed_rows() -> impl Strategy<Value = Model> {
+    let dims = (1usize..=12, 1usize..=24, 129usize..=1200);
+    (dims, 0u8..3, 0usize..4, any::<u64>()).prop_map(|((c, h, w), kind, skip, seed)| {
+        let mut t = MilText::new(&[("x", &[1, c, h, w])]);
+        match kind {
+            0 => {
+                // The window starts on a 64-byte unit of the row (the tile DMA's base).
+                let begin = (32 * skip).min(w - 1);
+                let end = ints(&[1, c as i64, h as i64, w as i64]);
+                let args = [("x", "x".into()), ("begin", ints(&[0, 0, 0, begin as i64])), ("end", end)];
+                t.op("m_0", &[1, c, h, w - begin], "slice_by_index", &args);
+            }
+            1 => {
+                let p = ints(&[0, 2, 1, 3]);
+                t.op("m_0", &[1, h, c, w], "transpose", &[("x", "x".into()), ("perm", p)]);
+            }
+            _ => {
+                t.op("m_0", &[1, c, h, w], "abs", &[("x", "x".into())]);
+            }
+        }
+        t.output("m_0");
+        Model { family: "streamed_rows", ..model(&t, seed) }
+    })
+}

@@ -1,5 +1,6 @@
 //! Tile DMA: a source box read from DRAM into its L2 region (or straight to the NE when
-//! it is streamed), and the L2 result written back to DRAM. Element `(c, d, h, w)` sits at `BAR + base + d * depth + c * plane +
+//! it is streamed), and the L2 result written back to DRAM (or the engine's result
+//! straight to DRAM when it streams out). Element `(c, d, h, w)` sits at `BAR + base + d * depth + c * plane +
 //! h * row + w * element size` (W contiguous, interleave 1), every address checked
 //! against the BAR's buffer. A destination with Fmt.Interleave B (a runtime kernel,
 //! `docs/rationale/current-compiler/matmul-runtime.md` §1) puts channel c at element
@@ -50,6 +51,12 @@ pub fn load(
 /// Writes the `dims` box of L2 region `r` to DRAM through `tile`.
 pub fn store(mem: &mut Memory<'_>, l2: &L2, td: usize, tile: &Tile, dims: Dims, r: &Region) -> Result<(), SimError> {
     let x = l2.read(td, r, dims, tile.fmt, "the L2 result region")?;
+    write(mem, td, tile, &x)
+}
+
+/// Writes the box `x` to DRAM through `tile` (rounded to its format).
+pub fn write(mem: &mut Memory<'_>, td: usize, tile: &Tile, x: &Dense) -> Result<(), SimError> {
+    let dims = x.dims;
     let (b, size) = (tile.interleave.max(1), tile.fmt.size() as u64);
     let strides = [(dims.c.div_ceil(b), tile.plane), (dims.h, tile.row), (dims.d, tile.depth)];
     // Interleaved: B channels element by element, W groups of B elements.

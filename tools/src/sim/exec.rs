@@ -2,7 +2,8 @@
 //! L2, possibly broadcast, or a source streamed to the NE), the operands an earlier task
 //! left in L2, the engine (NE or PE) from the sources to the L2 result (C and W swapped
 //! when the NE transposes; one value per channel for a reduction), the result out to
-//! DRAM through the destination tile DMA unless it is kept in L2; once per repeat
+//! DRAM through the destination tile DMA unless it is kept in L2 (or streamed out in
+//! pieces straight from the engine); once per repeat
 //! (NumGroups: the planar engine's batch loop, a convolution's groups, a reduction's
 //! groups, each reading its source in place one step further).
 
@@ -23,7 +24,7 @@ pub fn run(mem: &mut Memory<'_>, l2: &mut L2, t: &Task) -> Result<(), SimError> 
         base: t.l2_result.base.saturating_add(step(t.result_step, t.repeats.saturating_sub(1))),
         ..t.l2_result
     };
-    l2.check_region(t.index, &last, t.result_dims(), t.dest.fmt, "the L2 result region of the last group")?;
+    l2.check_region(t.index, &last, t.result_region_dims(), t.dest.fmt, "the L2 result region of the last group")?;
     // The coefficients, bias and scale vectors are read once for every group.
     let prepared = match &t.unit {
         Unit::Ne(n) => Some(ne::prepare(mem, t.index, n, t.out_dims.c.saturating_mul(t.repeats))?),
@@ -90,7 +91,7 @@ fn run_once(
     let first = inputs.first().ok_or_else(|| SimError::access(td, "no source"))?;
     // Checked before the engine allocates its result: the region bounds its size.
     let result = "the L2 result region (ResultBase and strides)";
-    l2.check_region(td, &t.l2_result, t.result_dims(), t.dest.fmt, result)?;
+    l2.check_region(td, &t.l2_result, t.result_region_dims(), t.dest.fmt, result)?;
     let out = match (&t.unit, prepared) {
         (Unit::Ne(n), Some(p)) => ne::run(p, td, n, first, t.out_dims, group)?,
         (Unit::Pe(p), _) => pe::run(p, &inputs),
@@ -103,6 +104,10 @@ fn run_once(
         true => transpose(&out),
         false => Dense { dims: t.result_dims(), data: out.data },
     };
+    if t.result_streamed {
+        // Streamed out in pieces: the staging area's bytes are not modelled.
+        return dma::write(mem, td, &t.dest, &out);
+    }
     l2.write(td, &t.l2_result, &out, t.dest.fmt, result)?;
     if !t.store {
         return Ok(());
@@ -147,7 +152,7 @@ fn check_regions(t: &Task) -> Result<(), SimError> {
             spans.push((name, a, b));
         }
     }
-    let (a, b) = span(&t.l2_result, t.result_dims(), t.dest.fmt.size());
+    let (a, b) = span(&t.l2_result, t.result_region_dims(), t.dest.fmt.size());
     // A reduction's groups lie one after the other (a convolution's interleave theirs
     // channel by channel in the dense result, whose extent `run` checks).
     if matches!(t.unit, Unit::Reduce(_)) && t.repeats > 1 && t.result_step < b - a {

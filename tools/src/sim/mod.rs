@@ -25,7 +25,8 @@
 //! (Apple's reductions), `chain_tests` (tasks chained through L2, built by hand:
 //! transposed results, grouped reductions in place, operand 1 broadcast, in place),
 //! `softmax_record_tests` and `layer_norm_record_tests` (Apple's softmax and layer norms),
-//! `cast_record_tests` (Apple's cast of a bool input).
+//! `cast_record_tests` (Apple's cast of a bool input), `stream_record_tests` (Apple's
+//! copies streamed in pieces).
 
 #[cfg(test)]
 mod cast_record_tests;
@@ -56,6 +57,8 @@ mod reduce_record_tests;
 mod reduce_tests;
 #[cfg(test)]
 mod softmax_record_tests;
+#[cfg(test)]
+mod stream_record_tests;
 mod table;
 mod td;
 mod td_common;

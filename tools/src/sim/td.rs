@@ -298,6 +298,10 @@ pub struct Task {
     /// the tile DMA to the engine through a staging area of one piece (a channel stride)
     /// per row, channel and depth slice, whose bytes are not modelled.
     pub streamed: bool,
+    /// The result streams out the same way (`td_pair::result_streamed`): its L2 region is
+    /// a staging area of one piece (its channel stride) per row and channel, whose bytes
+    /// are not modelled; the values go from the engine to the destination tile DMA.
+    pub result_streamed: bool,
     /// The planar engine's operand(s) read from L2 where an earlier task left them.
     pub operand: Option<L2Operand>,
 }
@@ -330,6 +334,17 @@ impl Task {
             (false, Unit::Reduce(p)) if p.packed => Dims { c: 1, d: 1, h: 1, w: o.c },
             (false, Unit::Reduce(_)) => Dims { c: o.c, d: 1, h: 1, w: 1 },
             (false, _) => o,
+        }
+    }
+
+    /// The box the L2 result region spans: the result's, or one piece (its channel stride)
+    /// per row and channel when it streams out.
+    pub fn result_region_dims(&self) -> Dims {
+        let dims = self.result_dims();
+        let piece = usize::try_from(self.l2_result.channel).unwrap_or(usize::MAX);
+        match self.result_streamed {
+            true => Dims { w: dims.w.min(piece / self.dest.fmt.size().max(1)), ..dims },
+            false => dims,
         }
     }
 
@@ -462,6 +477,9 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
         }
     };
     let streamed = td_pair::streamed(c, &tiles, l2, matches!(unit, Unit::Ne(_)));
+    // A convolution's and a reduction's results have their own layouts.
+    let own_layout = conv || matches!(unit, Unit::Reduce(_));
+    let result_streamed = !own_layout && td_pair::result_streamed(r, c, l2, streamed)?;
     let mut l2_sources = l2.sources.clone();
     if let Some(s) = l2_sources.first_mut() {
         *s = first;
@@ -483,6 +501,7 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
         store: tiles.stored,
         transposed: c.transposed,
         streamed,
+        result_streamed,
         operand,
     })
 }

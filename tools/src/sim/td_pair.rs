@@ -9,8 +9,10 @@
 //!   source's shape by the flags of word 0x158, and the first source read in place
 //!   broadcast the same way (operand 1's flags);
 //! - an NE source streamed from the tile DMA (a channel stride of 0x100 shorter than the
-//!   row: the staging area holds one piece of each row, its bytes are not modelled), and
-//!   a planar-engine reduction's source read in strips of 0x80 bytes the same way.
+//!   row: the staging area holds one piece of each row, its bytes are not modelled), a
+//!   planar-engine source in pieces of 0x400 bytes and a planar-engine reduction's source
+//!   in strips of 0x80 bytes the same way; and the result of such a task laid out by the
+//!   result words in the same pieces (streamed out through a staging area likewise).
 
 use super::error::SimError;
 use super::memory::{Dims, Region};
@@ -27,6 +29,12 @@ use super::td_reduce;
 /// task of the corpus with rows of 128 fp16 values or more) and 0x40 (a folded matmul's
 /// preparation task, `matmul_m64_k256_n1024`).
 const NE_PIECES: [u64; 2] = [0x100, 0x40];
+
+/// Bytes of the pieces of a row the planar engine streams (outside a reduction): 0x400,
+/// the channel stride of its copy of 2048-wide rows into a runtime matmul's kernel
+/// (`rrmm_r2rr_m64_k2048_n64_tx0_ty1`); every other planar-engine source of the corpus
+/// has rows of at most 0x400 bytes, taken whole.
+const PE_PIECE: u64 = 0x400;
 
 /// Bytes of an L2 line, the unit of every L2 stride.
 const LINE: u64 = 16;
@@ -173,16 +181,43 @@ fn broadcast_box(
 
 /// An NE source loaded for this task alone (SourceType 2) whose channel stride is one of
 /// the NE's pieces (0x100, or 0x40) and shorter than its row is streamed: the NE reads the DRAM values as
-/// the tile DMA delivers them. So is a planar-engine reduction's source whose channel
-/// stride is the 0x80-byte strip and shorter than its row (`td_reduce.rs`).
+/// the tile DMA delivers them. So is a planar-engine source whose channel stride is the
+/// planar engine's 0x400-byte piece, and a planar-engine reduction's whose channel
+/// stride is the 0x80-byte strip (`td_reduce.rs`), each shorter than its row.
 pub fn streamed(c: &Common, tiles: &Tiles, l2: &L2Layout, ne: bool) -> bool {
     let Some(first) = l2.sources.first() else { return false };
     let pieces: &[u64] = match (ne, c.reduce) {
         (true, _) => &NE_PIECES,
         (false, true) => &[td_reduce::STRIP],
-        (false, false) => return false,
+        (false, false) => &[PE_PIECE],
     };
     let row = (c.in_dims.w as u64).saturating_mul(c.in_fmt[0].size() as u64);
     let piece = first.channel;
     tiles.loaded && !l2.keep_source && !l2.resident && pieces.contains(&piece) && row > piece
+}
+
+/// The result of a task whose source streams (`source_streamed`), written to DRAM and laid
+/// out by the result words (L2BfrMode 0) with a channel stride of the source's piece,
+/// shorter than the result's row, streams out the same way: the engine hands each piece
+/// to the destination tile DMA through a staging area of one piece per row and channel
+/// (Apple's NE copy of `encoder_slice_lastdim`: channel 0x100 for rows of 375 values).
+/// Its plane words (0x220, 0x224) must be the channels' pieces of one row, as Apple's
+/// (0x800 for 8 channels); anything else is a load error naming word 0x220.
+pub fn result_streamed(r: &Reader, c: &Common, l2: &L2Layout, source_streamed: bool) -> Result<bool, SimError> {
+    let Some(first) = l2.sources.first() else { return Ok(false) };
+    let piece = l2.result.channel;
+    let row = (c.out_dims.w as u64).saturating_mul(c.out_fmt.size() as u64);
+    if !source_streamed || l2.kept || l2.result_mode != 0 || c.transposed || piece != first.channel || row <= piece {
+        return Ok(false);
+    }
+    let plane = (c.out_dims.c as u64).saturating_mul(piece);
+    if l2.result_plane != plane || l2.result_plane2 != plane {
+        let reason = format!(
+            "a result streamed in pieces of {piece:#x} bytes is modelled with words 0x220 and 0x224 = its {} \
+             channels' pieces of a row ({plane:#x}); word 0x224 is {:#x}",
+            c.out_dims.c, l2.result_plane2
+        );
+        return Err(r.err("word 0x220", l2.result_plane, reason));
+    }
+    Ok(true)
 }

@@ -58,6 +58,7 @@ pub fn task(unit: Unit, d: Dims, src: Tile, dest: Tile, at: Region, result: Regi
         store: true,
         transposed: false,
         streamed: false,
+        result_streamed: false,
         operand: None,
     }
 }
