@@ -431,6 +431,9 @@ fn bind_output_views(m: &Module, b: &mut Buffers) -> Result<(), BackendError> {
 /// row width, or rows without padding on both sides; and `s` packs its rows, planes and
 /// depth slices one after the other (the default layout).
 pub fn view(s: &Surface, ty: anec_ir::TensorType) -> Option<Surface> {
+    if s.ty == ty {
+        return Some(*s);
+    }
     let elems = |t: &anec_ir::TensorType| [t.n, t.c, t.d, t.h, t.w].iter().map(|&v| u64::from(v)).product::<u64>();
     let dense_rows = |t: &anec_ir::TensorType| (u64::from(t.w) * t.dtype.size() as u64).is_multiple_of(64);
     let st = s.strides;

@@ -37,9 +37,10 @@ impl Strides {
         Strides { row, plane, depth, batch }
     }
 
-    /// Bytes the whole buffer spans (batch stride times N).
+    /// Bytes the whole buffer spans: the batch stride times N, or the depth stride times D
+    /// when the depth slices are outermost (a netplist may lay batches inside each slice).
     pub fn buffer_size(&self, ty: &TensorType) -> u64 {
-        self.batch * u64::from(ty.n)
+        (self.batch * u64::from(ty.n)).max(self.depth * u64::from(ty.d))
     }
 
     /// Bytes from the first element to the end of the last one.

@@ -134,8 +134,8 @@ fn lower_all(
         }
     }
     for (name, from, to) in &bufs.copies {
-        match lower::copy_task(name, *from, *to) {
-            Ok(t) => tasks.push(t),
+        match lower::copy_tasks(name, *from, *to) {
+            Ok(t) => tasks.extend(t),
             Err(e) => errs.push(e),
         }
     }

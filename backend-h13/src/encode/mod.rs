@@ -20,7 +20,7 @@ pub use kernel_dma::{CHANNELS as KERNEL_CHANNELS, STREAM_BASE_WORDS};
 
 use crate::error::BackendError;
 use crate::generation::Generation;
-use crate::task::Task;
+use crate::task::{Engine, Task};
 use crate::td::TdImage;
 
 /// Position of a TD in the chain.
@@ -41,6 +41,14 @@ impl ChainPos {
 
 /// Encodes one task at a position of the chain.
 pub fn encode_task(task: &Task, pos: ChainPos, gen: &Generation) -> Result<TdImage, BackendError> {
+    // The NE has no batch loop (the lowering splits NE copies per batch): a task of
+    // several batches on it would run the first only.
+    if task.engine != Engine::Pe && task.dest.ty.n > 1 {
+        return Err(BackendError::Internal(format!(
+            "NE task '{}' of {} batches reached the encoder (one NE task runs one batch)",
+            task.layer, task.dest.ty.n
+        )));
+    }
     let mut td = TdImage::new(&task.layer);
     header::encode(&mut td, task, pos, gen)?;
     kernel_dma::encode(&mut td, task, gen)?;

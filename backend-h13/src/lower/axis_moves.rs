@@ -242,7 +242,12 @@ pub(super) fn chain(m: &mut Module, op: &Op, tag: &str, x: ValueId, p: Perm, out
             (OpCode::Transpose, [("perm".to_string(), names)].into_iter().collect())
         };
         let name = if all.len() == 1 && tag.is_empty() { op.name.clone() } else { format!("{}{tag}_{i}", op.name) };
-        m.ops.push(Op { opcode, name, operands: vec![cur], results: vec![r], attrs, loc: op.loc.clone() });
+        let step = Op { opcode, name, operands: vec![cur], results: vec![r], attrs, loc: op.loc.clone() };
+        // (A move of unit axes that changes the row width moves rows: `regroup`.)
+        match super::regroup::needed(m, &step) {
+            true => super::regroup::split(m, &step),
+            false => m.ops.push(step),
+        }
         cur = r;
     }
     cur

@@ -268,8 +268,8 @@ pub fn lower(
         }
         OpCode::Reduction if goc.is_none() => return reduction::lower_reduction(op, bufs, dest),
         OpCode::Softmax if goc.is_none() => return softmax::lower_softmax(m, op, bufs, dest, consts),
-        OpCode::Concat if goc.is_none() => return movement::lower_concat(op, bufs, dest),
-        OpCode::Pad if goc.is_none() => return pad::lower_pad(op, bufs, dest, consts),
+        OpCode::Concat if goc.is_none() => return batches(movement::lower_concat(op, bufs, dest)?),
+        OpCode::Pad if goc.is_none() => return batches(pad::lower_pad(op, bufs, dest, consts)?),
         OpCode::LayerNorm if goc.is_none() => return normalization::lower_layer_norm(op, bufs, dest),
         OpCode::Matmul => return matmul_runtime::lower(m, op, goc, bufs, dest, consts),
         _ => {}
@@ -278,7 +278,13 @@ pub fn lower(
     if let Some(goc) = goc {
         (t.affine, t.vectors) = gain_offset(m, goc, t.dest.ty.c, consts)?;
     }
-    Ok(movement::in_bands(t, gen))
+    Ok(movement::per_batch(t)?.into_iter().flat_map(|b| movement::in_bands(b, gen)).collect())
+}
+
+/// Copies of several batches as one task per batch (`movement::per_batch`).
+fn batches(tasks: Vec<Task>) -> Result<Vec<Task>, BackendError> {
+    let split: Result<Vec<Vec<Task>>, BackendError> = tasks.into_iter().map(movement::per_batch).collect();
+    Ok(split?.into_iter().flatten().collect())
 }
 
 /// Lowers one op other than a convolution to its task.
@@ -384,9 +390,9 @@ fn no_lowering(op: &Op, opcode: OpCode) -> BackendError {
 }
 
 /// The copy of an output that is an input or another output (`Buffers::copies`) from one
-/// buffer to the other.
-pub fn copy_task(name: &str, from: Surface, to: Surface) -> Result<Task, BackendError> {
-    movement::copy(name, from, to)
+/// buffer to the other (one task per batch).
+pub fn copy_tasks(name: &str, from: Surface, to: Surface) -> Result<Vec<Task>, BackendError> {
+    movement::per_batch(movement::copy(name, from, to)?)
 }
 
 /// Anec axis indices (N 0, C 1, D 2, H 3, W 4) of `op`'s axis-name array attribute

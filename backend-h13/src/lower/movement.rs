@@ -26,16 +26,52 @@ pub(super) const DMA_UNIT: u64 = 64;
 /// The copy task of `layer` from `src` to `dest`, one batch: an NE pass (Apple's copies;
 /// rows wider than 0x100 bytes stream through L2 in 0x100-byte pieces, whose layout
 /// `encode::l2::streams_padded` and `row_piece` decide).
+/// A copy of several batches is split by [`per_batch`].
 pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, BackendError> {
-    if dest.ty.n > 1 {
+    Ok(Task::new(layer, Engine::NePass, vec![src], dest))
+}
+
+/// An NE pass (a copy, a transposing pass) over several batches as one task per batch,
+/// each reading and writing its batch (a source broadcast along the batch has stride 0):
+/// the NE has no batch loop. Refused when a surface lays its batches inside its depth
+/// slices (a netplist layout: the pieces would not be one-batch layouts). Any other task
+/// is returned as it is (the planar engine loops over the batch; NE compute tasks of
+/// several batches are refused when lowered).
+pub(super) fn per_batch(t: Task) -> Result<Vec<Task>, BackendError> {
+    let n = t.dest.ty.n;
+    let lone = t.l2_source.is_none()
+        && t.l2_result.is_none()
+        && t.l2_operand.is_none()
+        && t.token.is_none()
+        && t.runtime_kernel.is_none()
+        && t.kernel_write.is_none()
+        && t.kernel.is_empty();
+    if n <= 1 || t.engine != Engine::NePass || !lone || t.sources.iter().any(|s| s.ty.n != n) {
+        return Ok(vec![t]);
+    }
+    let inner = |s: &Surface| s.strides.batch != 0 && s.strides.batch < s.strides.depth * u64::from(s.ty.d);
+    if t.sources.iter().chain([&t.dest]).any(inner) {
         return Err(BackendError::Unsupported {
             line: 0,
-            layer: layer.to_string(),
+            layer: t.layer.clone(),
             op: "copy".into(),
-            reason: format!("a copy of a batch of {} (one task runs batch 1; tiling comes later)", dest.ty.n),
+            reason: format!("a copy of a batch of {n} laid out inside its depth slices (one NE task runs one batch)"),
         });
     }
-    Ok(Task::new(layer, Engine::NePass, vec![src], dest))
+    let one = |s: &Surface, i: u32| Surface {
+        ty: TensorType { n: 1, ..s.ty },
+        offset: s.offset + u64::from(i) * s.strides.batch,
+        ..*s
+    };
+    let tasks = (0..n)
+        .map(|i| {
+            let mut b = t.clone();
+            b.sources = t.sources.iter().map(|s| one(s, i)).collect();
+            b.dest = one(&t.dest, i);
+            b
+        })
+        .collect();
+    Ok(tasks)
 }
 
 /// `t` as it is when it fits the L2 a task addresses; otherwise, when each row of its
@@ -207,13 +243,14 @@ pub(super) fn as_channels(s: Surface) -> Surface {
     s
 }
 
-/// An NE pass writing `x` with C and W swapped into `dest`, one batch of one depth slice.
+/// An NE pass writing `x` with C and W swapped into `dest`, one depth slice (several
+/// batches: one task each, [`per_batch`]).
 fn transposing_pass(op: &Op, x: Surface, dest: Surface) -> Result<Task, BackendError> {
-    if x.ty.n > 1 || x.ty.d > 1 {
+    if x.ty.d > 1 {
         let reason = format!(
-            "a channel<->width transpose of a batch of {} with {} depth slices (the NE transposes one C x H x W \
-             tensor per task; tiling comes later)",
-            x.ty.n, x.ty.d
+            "a channel<->width transpose of {} depth slices (the NE transposes one C x H x W tensor per task; \
+             tiling comes later)",
+            x.ty.d
         );
         return Err(unsupported(op, &reason));
     }

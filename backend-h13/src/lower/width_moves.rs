@@ -27,7 +27,7 @@ const W: usize = 4;
 /// True when `op` addresses the width in a way only its exchanged form runs.
 pub fn needed(m: &Module, op: &Op) -> bool {
     let types: Vec<&TensorType> = op.operands.iter().chain(&op.results).filter_map(|&v| m.ty(v)).collect();
-    if types.len() != op.operands.len() + op.results.len() || types.iter().any(|t| t.n > 1 || t.d > 1) {
+    if types.len() != op.operands.len() + op.results.len() || types.iter().any(|t| t.d > 1) {
         return false;
     }
     let Some(elem) = types.first().map(|t| t.dtype.size() as u64) else { return false };

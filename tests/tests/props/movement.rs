@@ -40,7 +40,7 @@ fn perms() -> Vec<[usize; 4]> {
 
 /// One transpose, slice or tile of `[n, c, h, w]`.
 pub fn movement() -> impl Strategy<Value = Model> {
-    // Mostly one batch (a task copies one); now and then two, which is refused by name.
+    // Mostly one batch; now and then two (an NE copy per batch).
     let dims = (select(vec![1usize, 1, 1, 2]), 1usize..=9, 1usize..=9, select(vec![1usize, 3, 32, 64, 77]));
     (0u8..3, dims, select(perms()), (0usize..4, 0usize..8, 1usize..=3), any::<u64>()).prop_map(
         |(kind, (n, c, h, w), perm, (axis, begin, reps), seed)| {
