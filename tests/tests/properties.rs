@@ -49,7 +49,7 @@ fn l2_hand_overs_into_a_matmul_agree() {
 /// The hand-overs into a matmul keep the value in L2 at shapes other than the records'
 /// (odd widths, one and several rows, rank 2 and 3; a scale before a one-row `linear`
 /// stays in memory: its transpose is a reshape): no intermediate buffer, no BAR-3
-/// token, the task count of Apple's plan (layer_norm 3 + P + C; P, the scale, C; P, C1,
+/// token but the serial pair's first (P from memory read by C1), the task count of Apple's plan (layer_norm 3 + P + C; P, the scale, C; P, C1,
 /// P from L2, C2, the add), and the program agrees with the reference.
 #[test]
 fn hand_overs_into_a_matmul_stay_in_l2_and_agree() {
@@ -61,6 +61,9 @@ fn hand_overs_into_a_matmul_stay_in_l2_and_agree() {
         (Kind::ScaleThenLinear, 3, 21, 11, false, 3),
         (Kind::ScaleThenLinear, 16, 100, 40, true, 3),
         (Kind::ScaleThenLinear, 7, 77, 5, true, 3),
+        (Kind::Serial, 5, 33, 17, true, 5),
+        (Kind::Serial, 1, 9, 24, false, 5),
+        (Kind::Serial, 20, 48, 80, true, 5),
     ];
     for (kind, s, d, n, rank3, tasks) in cases {
         let m = model(kind, s, d, n, rank3, 11);
@@ -75,7 +78,10 @@ fn hand_overs_into_a_matmul_stay_in_l2_and_agree() {
             .filter(|t| t.role == anec_codegen::TensorRole::Intermediate)
             .map(|t| t.name.as_str())
             .collect();
-        assert_eq!((h.td_count, between), (tasks, vec![]), "{kind:?} {s}x{d}->{n}");
+        // The serial pair's first P reads memory and keeps its token (BAR 3).
+        let tokens = usize::from(kind == Kind::Serial);
+        let scratch = between.iter().filter(|n| n.ends_with("@scratch")).count();
+        assert_eq!((h.td_count, between.len(), scratch), (tasks, tokens, tokens), "{kind:?} {s}x{d}->{n}: {between:?}");
         let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
         let report = compile_and_compare(&source, &inputs).unwrap();
         assert!(report.passed(), "{kind:?} {s}x{d}->{n}: {report}");

@@ -16,7 +16,7 @@
 //! stays in L2 (`matmul_chain`). Not yet: regime B (x^T through DRAM in the 8-channel
 //! interleave).
 
-use super::{conv, matmul_chain, matmul_source};
+use super::{conv, matmul_chain, matmul_serial, matmul_source};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
@@ -56,18 +56,30 @@ pub fn plan(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, L2Form> {
         // L2 for the next matmul (`matmul_chain`).
         let handed = matmul_chain::product(m, cg, groups.get(c + 1))
             .filter(|&p| scaled.is_none() && !folded && chain_fits(m, prep, p));
-        let writes = cg.swap.is_some() || handed.is_some();
+        // Or keeps it as rows for two readers, the next matmul and an elementwise op
+        // (`matmul_serial`).
+        let serial =
+            (scaled.is_none() && handed.is_none() && !folded).then(|| serial_values(m, groups, c, prep)).flatten();
+        let writes = cg.swap.is_some() || handed.is_some() || serial.is_some();
         if !(conv.opcode == OpCode::Conv && conv.operands.first() == Some(&x) && writes && pointwise(conv)) {
             continue;
         }
-        let alone = scaled.is_none() && handed.is_none() && !folded;
+        let alone = scaled.is_none() && handed.is_none() && serial.is_none() && !folded;
         let source = alone.then(|| source_values(m, groups, i, prep)).flatten();
         kept.insert(v, L2Form::Transposed);
         kept.extend(scaled.map(|s| (s, L2Form::Transposed)));
         kept.extend(handed.map(|p| (p, L2Form::Standard)));
-        kept.extend(source.into_iter().flatten().map(|s| (s, L2Form::Standard)));
+        kept.extend(source.into_iter().chain(serial).flatten().map(|s| (s, L2Form::Standard)));
     }
     kept
+}
+
+/// The values a serial pair keeps in L2 after P (`matmul_serial::plan`, with x^T's
+/// region and x's bytes).
+fn serial_values(m: &Module, groups: &[Group], c: usize, prep: &Op) -> Option<Vec<ValueId>> {
+    let (xt, x) = (xt_type(m, prep)?, *m.ty(*prep.operands.first()?)?);
+    let x_bytes = super::l2_chain::x_region(0, &x, false).size;
+    matmul_serial::plan(m, groups, c, &region(&xt), x_bytes)
 }
 
 /// The values a layer_norm keeps in L2 for P (group `i`) to read, if it does
@@ -228,7 +240,10 @@ pub(super) fn xt_region(m: &Module, prep: &Op, kept: &BTreeMap<ValueId, L2Form>)
     let mut xt = region_for(&ty, conv);
     xt.base = match fold(m, prep) {
         Some(f) => f.xt_base(&xt),
-        None => matmul_source::xt_base(m, prep, kept),
+        None => {
+            let rows = matmul_serial::rows_below(m, prep, kept).map_or(0, |r| r.size);
+            matmul_source::xt_base(m, prep, kept) + rows
+        }
     };
     Ok(xt)
 }
@@ -323,6 +338,9 @@ pub fn lower_reader(
             }
             let prep = c1.operands.first().and_then(|&v| m.producer(v));
             let prep = prep.ok_or_else(|| BackendError::Internal(format!("'{}' reads no x^T", c1.name)))?;
+            if matmul_serial::keeps_rows(m, x, &bufs.kept) {
+                return matmul_serial::second(m, g, x, bufs, consts, gen).map(Some);
+            }
             let xt = xt_region(m, prep, &bufs.kept)?;
             matmul_chain::read_product(m, g, x, &xt, bufs, consts, gen).map(Some)
         }
@@ -349,11 +367,12 @@ fn compute(
     let last = op(g.last())?;
     let result =
         *last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
-    let handed = bufs.kept.get(&result) == Some(&L2Form::Standard);
+    let rows = matmul_serial::keeps_rows(m, result, &bufs.kept);
+    let handed = !rows && bufs.kept.get(&result) == Some(&L2Form::Standard);
     let Some(&result_ty) = m.ty(result) else {
         return Err(BackendError::Internal(format!("no type of '{}'", last.name)));
     };
-    let dest = match handed {
+    let dest = match handed || rows {
         true => matmul_chain::surface(result_ty),
         false => super::movement::as_channels(bufs.surface(result)?),
     };
@@ -364,9 +383,17 @@ fn compute(
             let dest = Surface { bar: 0, offset: 0, ty, ..dest };
             conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: true }
         }
+        // The product rows kept for the next matmul and an elementwise op.
+        None if rows => conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: true },
         None => conv::Output { dest, transposed: !handed, source: Some(scratch), kept_transposed: false },
     };
     let mut tasks = conv::lower_conv(m, conv_op, goc, bufs, out, consts, gen)?;
+    if rows {
+        let [c1] = tasks.as_mut_slice() else {
+            return Err(crate::window::unsupported(conv_op, "a first matmul of a serial pair in slices"));
+        };
+        c1.l2_result = Some(L2Vector { form: L2Form::Transposed, region: matmul_serial::first_rows(&result_ty) });
+    }
     if handed {
         matmul_chain::keep(&mut tasks, matmul_chain::region(&result_ty, xt.end()));
     }

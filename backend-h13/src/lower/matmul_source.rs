@@ -157,6 +157,12 @@ pub(super) fn lower_writer(
             let xt = super::matmul::xt_region(m, prep, &bufs.kept)?;
             scale(m, op, r, xt, consts, gen).map(|t| Some(vec![t]))
         }
+        // The swap of a product kept as rows (`matmul_serial`): the compute wrote them.
+        _ if super::movement::is_channel_width_swap(m, op)
+            && op.operands.first().is_some_and(|&p| super::matmul_serial::keeps_rows(m, p, &bufs.kept)) =>
+        {
+            Ok(Some(Vec::new()))
+        }
         _ if bufs.kept.get(&r) == Some(&L2Form::Transposed) && super::matmul::is_prep(m, op) => {
             Ok(Some(vec![super::matmul::prep(m, op, bufs)?]))
         }

@@ -33,6 +33,7 @@ pub mod l2_pair;
 pub mod matmul;
 mod matmul_chain;
 mod matmul_runtime;
+mod matmul_serial;
 mod matmul_source;
 mod movement;
 mod neuron;
@@ -233,6 +234,10 @@ fn lower_l2_pair(
         return Ok(Some(vec![l2_pair::producer(m, op, v, form, bufs, consts)?]));
     }
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
+    // The elementwise op reading both products of a serial pair of matmuls in L2.
+    if let Some(t) = matmul_serial::elementwise(m, g, bufs)? {
+        return Ok(Some(vec![t]));
+    }
     let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));
     if let Some((prod, form)) = op.operands.get(1).and_then(kept) {
         return Ok(Some(vec![l2_pair::consumer(op, prod, form, bufs, dest(op)?)?]));
