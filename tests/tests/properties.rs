@@ -88,6 +88,25 @@ fn hand_overs_into_a_matmul_stay_in_l2_and_agree() {
     }
 }
 
+/// The folded plan (P C Y) at shapes other than the records': products over 64 KiB, or
+/// rows over 1 KiB with more than 8 of them; at 8 rows, or rows of 1 KiB, two tasks.
+#[test]
+fn folded_matmuls_agree() {
+    use props::chains::{model, Kind};
+    for (s, d, n, tasks) in [(16, 64, 1024, 3), (24, 40, 520, 3), (8, 64, 1024, 2), (32, 96, 512, 2), (72, 24, 520, 3)]
+    {
+        let m = model(Kind::Linear, s, d, n, true, 5);
+        let source = m.source().unwrap();
+        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
+        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
+        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
+        assert_eq!(compiled.hwx.td_count, tasks, "{s}x{d}->{n}");
+        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
+        let report = compile_and_compare(&source, &inputs).unwrap();
+        assert!(report.passed(), "{s}x{d}->{n}: {report}");
+    }
+}
+
 #[test]
 fn matmul_with_constant_weights_agrees() {
     run_family("matmul", CASES, families::matmul());

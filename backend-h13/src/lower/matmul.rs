@@ -156,6 +156,10 @@ fn xt_type(m: &Module, prep: &Op) -> Option<TensorType> {
 const FOLD_ROWS: u32 = 8;
 /// A product larger than this is kept in L2 and copied out by a third task (P C Y).
 const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
+/// So is one whose rows are wider than this, over more than one row of 8
+/// (`rrmm_r2rb_m16_k2048_n2048`: 64 KiB in rows of 4 KiB, folded; `matmul_m64_k512_n512`:
+/// 64 KiB in rows of 1 KiB, and `m8_k1024_n1024`, one row of 8, not).
+const DIRECT_ROW_MAX: u64 = 0x400;
 /// The x-source channel stride of a folded preparation task (three records; fitted).
 const FOLDED_SOURCE_CHANNEL: u64 = 0x40;
 /// Row padding of that source (an NE pass reading narrow channels row after row).
@@ -173,8 +177,8 @@ struct Fold {
     row: u64,
 }
 
-/// The fold of the preparation op `prep`, when its matmul's product is over 64 KiB and
-/// the product, x^T and x fit L2 together.
+/// The fold of the preparation op `prep`, when its matmul's product is over 64 KiB or its
+/// rows over 1 KiB with more than 8 of them, and the product, x^T and x fit L2 together.
 fn fold(m: &Module, prep: &Op) -> Option<Fold> {
     let v = *prep.results.first()?;
     let (x, xt) = (*m.ty(*prep.operands.first()?)?, *m.ty(v)?);
@@ -185,7 +189,8 @@ fn fold(m: &Module, prep: &Op) -> Option<Fold> {
     let n = m.ty(*conv.results.first()?)?.c;
     let row = u64::from(n) * xt.dtype.size() as u64;
     let product = u64::from(x.c) * row;
-    if product <= DIRECT_PRODUCT_MAX || !x.c.is_multiple_of(FOLD_ROWS) || !row.is_multiple_of(L2_GRANULE) {
+    let wide = row > DIRECT_ROW_MAX && x.c > FOLD_ROWS;
+    if !(product > DIRECT_PRODUCT_MAX || wide) || !x.c.is_multiple_of(FOLD_ROWS) || !row.is_multiple_of(L2_GRANULE) {
         return None;
     }
     let mh = x.c / FOLD_ROWS;

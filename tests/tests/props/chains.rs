@@ -20,6 +20,8 @@ pub enum Kind {
     ScaleThenLinear,
     /// `m = linear(x); add(m, linear(m))`.
     Serial,
+    /// `linear(x)` alone (the folded plan's shapes).
+    Linear,
 }
 
 /// The model of `kind` over `s` rows of `d` features into `n` outputs (rank 3 `[1, s, d]`
@@ -43,6 +45,10 @@ pub fn model(kind: Kind, s: usize, d: usize, n: usize, rank3: bool, seed: u64) -
             t.op("s_0", &shape(d), "mul", &[("x", "x".to_string()), ("y", scalar(0.375))]);
             linear(&mut t, "fc_0", "s_0", d, n, 2);
             &["s_0", "fc_0"]
+        }
+        Kind::Linear => {
+            linear(&mut t, "fc_0", "x", d, n, 2);
+            &["fc_0"]
         }
         Kind::Serial => {
             // The second linear maps n back to n so that the add has one shape.
