@@ -155,7 +155,7 @@ fn xt_type(m: &Module, prep: &Op) -> Option<TensorType> {
 /// Rows of x per row of the folded plan (`matmul.md` §1: Mc = 8).
 const FOLD_ROWS: u32 = 8;
 /// A product larger than this is kept in L2 and copied out by a third task (P C Y).
-const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
+pub(super) const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
 /// So is one whose rows are wider than this, over more than one row of 8
 /// (`rrmm_r2rb_m16_k2048_n2048`: 64 KiB in rows of 4 KiB, folded; `matmul_m64_k512_n512`:
 /// 64 KiB in rows of 1 KiB, and `m8_k1024_n1024`, one row of 8, not).

@@ -19,6 +19,7 @@
 
 use super::conv;
 use super::l2_chain::{link, read_in_place, scratch, standard, L2_BYTES};
+use super::matmul::DIRECT_PRODUCT_MAX;
 use super::matmul_source::sole;
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
@@ -65,6 +66,7 @@ pub(super) fn plan(m: &Module, groups: &[Group], c: usize, xt: &L2Region, x: u64
     let xt2 = super::matmul::region(&product);
     let r4 = rows_region(&product, n2, r2.end() + xt2.size);
     let fits = r2.size + (xt.size + x).max(xt2.size + 2 * r4.size) <= L2_BYTES;
+    // Larger products take the folded plans (`matmul::fold`).
     let small = [product.c, n2].iter().all(|&n| u64::from(n) * u64::from(product.w) * 2 <= DIRECT_PRODUCT_MAX);
     (pointwise && swap_ok && pair && fits && small).then(|| [vec![p], rows, second].concat())
 }
@@ -73,9 +75,6 @@ pub(super) fn plan(m: &Module, groups: &[Group], c: usize, xt: &L2Region, x: u64
 fn lone_of<'a>(m: &'a Module, op: &'a Op) -> impl Fn(&Group) -> bool + 'a {
     move |g| super::matmul_source::lone(g) && m.ops.get(g.head).is_some_and(|h| h.results.first() == op.results.first())
 }
-
-/// Products over this stay on the single-matmul plans (`matmul::fold`).
-const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
 
 /// The result of group `i` (its last op must be `op`) and of the lone view reshapes in
 /// the groups after it, each the only reader of the value before; the index of the group
@@ -105,14 +104,12 @@ fn views_from(m: &Module, groups: &[Group], i: usize, op: &Op) -> Option<(Vec<Va
 /// channel of `2n` bytes per row (a granule more from 0x40, as x^T's channels for a
 /// convolution reader), all rows in one L2 row.
 fn rows_region(ty: &TensorType, n: u32, base: u64) -> L2Region {
-    let cols = TensorType { c: ty.w, w: n, ..*ty };
-    let r = super::matmul::region(&TensorType { c: cols.c, h: 1, w: cols.w, ..cols });
-    L2Region { base, ..r }
+    L2Region { base, ..super::matmul::region(&TensorType { c: ty.w, h: 1, w: n, ..*ty }) }
 }
 
-/// The first product `p` of a serial pair when `p` is kept (two readers, the next
-/// matmul among them), by the compute group's result.
-fn serial_product(m: &Module, p: ValueId, kept: &BTreeMap<ValueId, L2Form>) -> bool {
+/// True when `p`, a compute group's result, is the first product of a serial pair: kept,
+/// with two readers, the next matmul among them.
+pub(super) fn keeps_rows(m: &Module, p: ValueId, kept: &BTreeMap<ValueId, L2Form>) -> bool {
     kept.contains_key(&p) && m.users(p).count() == 2 && m.users(p).any(|u| u.opcode == OpCode::Conv)
 }
 
@@ -125,7 +122,7 @@ pub(super) fn rows_below(m: &Module, prep: &Op, kept: &BTreeMap<ValueId, L2Form>
         c1 = next;
     }
     let p = *c1.results.first()?;
-    serial_product(m, p, kept).then_some(())?;
+    keeps_rows(m, p, kept).then_some(())?;
     let ty = m.ty(p)?;
     Some(rows_region(ty, ty.c, 0))
 }
@@ -135,11 +132,6 @@ fn single_fused<'m>(m: &'m Module, op: &Op) -> Option<&'m Op> {
     let r = *op.results.first()?;
     let u = m.users(r).next().filter(|u| matches!(u.opcode, OpCode::GainOffsetControl | OpCode::Neuron))?;
     (m.users(r).count() == 1).then_some(u)
-}
-
-/// True when `p`, a compute group's result, is the first product of a serial pair.
-pub(super) fn keeps_rows(m: &Module, p: ValueId, kept: &BTreeMap<ValueId, L2Form>) -> bool {
-    serial_product(m, p, kept)
 }
 
 /// The first product's rows (C1's kept result) of type `p_ty`.
@@ -192,11 +184,11 @@ pub(super) fn second(
 fn rows_of(m: &Module, v: ValueId, kept: &BTreeMap<ValueId, L2Form>) -> Option<L2Region> {
     // Back through the views and the swap to the product the compute kept.
     let mut cur = v;
-    while kept.contains_key(&cur) && !serial_product(m, cur, kept) {
+    while kept.contains_key(&cur) && !keeps_rows(m, cur, kept) {
         let p = m.producer(cur).filter(|p| matches!(p.opcode, OpCode::Reshape | OpCode::Transpose))?;
         cur = *p.operands.first()?;
     }
-    if serial_product(m, cur, kept) {
+    if keeps_rows(m, cur, kept) {
         return Some(first_rows(m.ty(cur)?));
     }
     // The second product (before its swap): its convolution read the first product.
@@ -204,7 +196,7 @@ fn rows_of(m: &Module, v: ValueId, kept: &BTreeMap<ValueId, L2Form>) -> Option<L
     while matches!(op.opcode, OpCode::GainOffsetControl | OpCode::Neuron) {
         op = m.producer(*op.operands.first()?)?;
     }
-    let first = *op.operands.first().filter(|&&f| op.opcode == OpCode::Conv && serial_product(m, f, kept))?;
+    let first = *op.operands.first().filter(|&&f| op.opcode == OpCode::Conv && keeps_rows(m, f, kept))?;
     let first_ty = m.ty(first)?;
     let xt = super::matmul::region(first_ty);
     Some(rows_region(first_ty, m.ty(cur)?.c, first_rows(first_ty).end() + xt.size))

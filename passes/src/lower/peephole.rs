@@ -17,7 +17,8 @@
 //! - a channel<->width transpose of a scalar gain/offset's result (through reshapes) runs
 //!   first, the gain/offset after it: a `linear`'s input transpose reads x itself, and the
 //!   scale runs on x^T in L2 between the transpose and the convolution (Apple's
-//!   `chain_pair_mul_mm`, `chains.md` §2.6).
+//!   `chain_pair_mul_mm`, `chains.md` §2.6). When `x * s` has other readers (not known
+//!   while the statement lowers), it stays for them and the scale runs twice.
 //!
 //! Ops left without readers are removed at the end of the lowering.
 
