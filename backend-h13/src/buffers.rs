@@ -385,6 +385,10 @@ fn reshape_view(m: &Module, op: &anec_ir::Op, b: &Buffers) -> Result<Option<Surf
     }
     let (Some(&x), Some(&r)) = (op.operands.first(), op.results.first()) else { return Ok(None) };
     let Some(ty) = m.ty(r) else { return Ok(None) };
+    if b.kept.contains_key(&r) {
+        // A view of a value kept in L2 (`lower::matmul_source`): no buffer either.
+        return Ok(None);
+    }
     if m.ty(x).is_some_and(|from| reshape_is_swap(from, ty)) {
         // A task writes it (`lower::movement`): a buffer of its own.
         return Ok(None);

@@ -1,7 +1,8 @@
 //! The simulator on the corpus of Apple's current compiler: for every record of the
 //! op families below (elementwise, broadcasting, activations, convolution, reductions,
-//! softmax, layer norm, the matmuls, the single ops and pairs of the chain records, the
-//! cast of a bool input, the slice and transpose copies) that anec compiles, our program must compute the MIL's math
+//! softmax, layer norm, the matmuls, the single ops, pairs, layer_norm -> linear and the
+//! serial matmuls of the chain records, the cast of a bool input, the slice and transpose
+//! copies) that anec compiles, our program must compute the MIL's math
 //! within the documented fp16 tolerance (`docs/simulator.md`), and so must Apple's program
 //! wherever our constant
 //! section hashes equal to Apple's (Apple's register words from the record, our constants
@@ -15,9 +16,11 @@ use anec_tests::oracle::{self, Outcome};
 /// The families whose every compiled record is simulated (`encoder_mask`: the cast of a
 /// bool input, whose random inputs are 0 and 1; `encoder_structure`: the slice and the
 /// transpose copies).
-const FAMILIES: [&str; 19] = [
+const FAMILIES: [&str; 21] = [
     "chain_base",
     "chain_pair",
+    "chain_norm",
+    "chain_order",
     "chain_attention",
     "env_chain",
     "binary_runtime",

@@ -18,6 +18,7 @@
 
 mod props;
 
+use anec_tests::agree::{compile_and_compare, random_inputs, source_inputs};
 use props::families;
 use props::harness::{replay_saved_cases, run_family};
 
@@ -38,6 +39,72 @@ fn linear_agrees() {
 #[test]
 fn two_linears_in_a_row_agree() {
     run_family("mlp", CASES, families::mlp());
+}
+
+#[test]
+fn l2_hand_overs_into_a_matmul_agree() {
+    run_family("l2_hand_over", CASES, props::chains::hand_overs());
+}
+
+/// The hand-overs into a matmul keep the value in L2 at shapes other than the records'
+/// (odd widths, one and several rows, rank 2 and 3; a scale before a one-row `linear`
+/// stays in memory: its transpose is a reshape): no intermediate buffer, no BAR-3
+/// token but the serial pair's first (P from memory read by C1), the task count of Apple's plan (layer_norm 3 + P + C; P, the scale, C; P, C1,
+/// P from L2, C2, the add), and the program agrees with the reference.
+#[test]
+fn hand_overs_into_a_matmul_stay_in_l2_and_agree() {
+    use props::chains::{model, Kind};
+    let cases = [
+        (Kind::NormThenLinear, 5, 33, 17, true, 5),
+        (Kind::NormThenLinear, 1, 7, 9, false, 5),
+        (Kind::NormThenLinear, 12, 64, 48, true, 5),
+        (Kind::ScaleThenLinear, 3, 21, 11, false, 3),
+        (Kind::ScaleThenLinear, 16, 100, 40, true, 3),
+        (Kind::ScaleThenLinear, 7, 77, 5, true, 3),
+        (Kind::Serial, 5, 33, 17, true, 5),
+        (Kind::Serial, 1, 9, 24, false, 5),
+        (Kind::Serial, 20, 48, 80, true, 5),
+    ];
+    for (kind, s, d, n, rank3, tasks) in cases {
+        let m = model(kind, s, d, n, rank3, 11);
+        let source = m.source().unwrap();
+        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
+        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
+        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
+        let h = &compiled.hwx;
+        let between: Vec<&str> = h
+            .tensors
+            .iter()
+            .filter(|t| t.role == anec_codegen::TensorRole::Intermediate)
+            .map(|t| t.name.as_str())
+            .collect();
+        // The serial pair's first P reads memory and keeps its token (BAR 3).
+        let tokens = usize::from(kind == Kind::Serial);
+        let scratch = between.iter().filter(|n| n.ends_with("@scratch")).count();
+        assert_eq!((h.td_count, between.len(), scratch), (tasks, tokens, tokens), "{kind:?} {s}x{d}->{n}: {between:?}");
+        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
+        let report = compile_and_compare(&source, &inputs).unwrap();
+        assert!(report.passed(), "{kind:?} {s}x{d}->{n}: {report}");
+    }
+}
+
+/// The folded plan (P C Y) at shapes other than the records': products over 64 KiB, or
+/// rows over 1 KiB with more than 8 of them; at 8 rows, or rows of 1 KiB, two tasks.
+#[test]
+fn folded_matmuls_agree() {
+    use props::chains::{model, Kind};
+    for (s, d, n, tasks) in [(16, 64, 1024, 3), (24, 40, 520, 3), (8, 64, 1024, 2), (32, 96, 512, 2), (72, 24, 520, 3)]
+    {
+        let m = model(Kind::Linear, s, d, n, true, 5);
+        let source = m.source().unwrap();
+        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
+        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
+        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
+        assert_eq!(compiled.hwx.td_count, tasks, "{s}x{d}->{n}");
+        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
+        let report = compile_and_compare(&source, &inputs).unwrap();
+        assert!(report.passed(), "{s}x{d}->{n}: {report}");
+    }
 }
 
 #[test]

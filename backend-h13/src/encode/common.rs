@@ -162,6 +162,12 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
         }
         Engine::NePass if super::l2::streams_padded(t) => (false, STREAM_SH, double_buf, CFG_UNNAMED),
         Engine::NePass => (false, pass_sharing(t, gen.pass_shared), double_buf, CFG_UNNAMED),
+        // A convolution reading in place what the planar engine wrote just before it
+        // (Dependent 2) shares as the exp2 table after the softmax's subtract does
+        // (`chain_pair_mul_mm`'s C after the scale on x^T: 1/1/1).
+        Engine::NeConv if t.residency == SourceResidency::Resident && t.l2_link.is_some_and(|l| l.dependent == 2) => {
+            (false, table_sharing(t), double_buf, CFG_UNNAMED)
+        }
         Engine::NeConv => {
             let (small, sh) = conv_schedule(t);
             let sh = if !small && t.kept_for_pe { kept_row_sharing(t).unwrap_or(sh) } else { sh };
@@ -313,7 +319,7 @@ fn pe_cfg_bits(t: &Task) -> u32 {
 /// `reduce_probe_mean_ax3`'s 4 x 128 view has 0x26).
 fn pe_tile(t: &Task) -> u32 {
     let log2_ceil = |v: u32| v.max(1).next_power_of_two().trailing_zeros();
-    if let Some(tile) = stats_operand_tile(t) {
+    if let Some(tile) = stats_operand_tile(t).or_else(|| in_l2_tile(t)) {
         return tile;
     }
     let (lo, hi) = PE_TILE_COLS;
@@ -359,6 +365,24 @@ fn stats_operand_tile(t: &Task) -> Option<u32> {
         return Some(STATS_TILE_ROWS);
     }
     let cols = view.w.max(1).next_power_of_two().trailing_zeros().min(STATS_TILE_BUDGET);
+    Some(((STATS_TILE_BUDGET - cols) << 4) | cols)
+}
+
+/// The tile of a planar-engine task (not a reduction) reading its source in place and
+/// keeping its result in L2, over several channels of one row at least 16 wide: rows
+/// over the channels, 2^7 elements in all (`chain_lnproj` T2: 64 x 256 -> 0x07,
+/// `chain_pair_mul_mm` T1: 256 x 64 -> 0x16, the attention records' subtract 0x16). The
+/// same task writing memory keeps the budget of a DMA source (`chain_base_layer_norm`
+/// T2: 0x08); one channel, several rows or a row narrower than 16 too (the layer_norm
+/// and softmax plans of a vector, `norm_softmax_a1`). Fitted on these records.
+fn in_l2_tile(t: &Task) -> Option<u32> {
+    let view = t.out_view();
+    let cols = view.w.max(1).next_power_of_two().trailing_zeros();
+    let resident = t.residency == SourceResidency::Resident && t.l2_result.is_some() && t.reduce.is_none();
+    if !(resident && view.c > 1 && view.h == 1 && cols >= PE_TILE_COLS.0) {
+        return None;
+    }
+    let cols = cols.min(STATS_TILE_BUDGET);
     Some(((STATS_TILE_BUDGET - cols) << 4) | cols)
 }
 

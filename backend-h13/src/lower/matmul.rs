@@ -16,13 +16,13 @@
 //! stays in L2 (`matmul_chain`). Not yet: regime B (x^T through DRAM in the 8-channel
 //! interleave).
 
-use super::{conv, matmul_chain};
+use super::{conv, matmul_chain, matmul_serial, matmul_source};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::layout::{round_up, L2Region, L2_GRANULE};
-use crate::task::{L2Form, L2Link, L2Vector, SourceResidency, Surface, Task, Token};
+use crate::task::{L2Form, L2Vector, SourceResidency, Surface, Task, Token};
 use anec_ir::{Module, Op, OpCode, TensorType, ValueId};
 use anec_passes::Group;
 use std::collections::BTreeMap;
@@ -34,28 +34,60 @@ const L2_BYTES: u64 = 1 << 20;
 const CONV_READER_PAD_FROM: u64 = 0x40;
 
 /// The transposes whose result the preparation task keeps in L2 for the convolution of the
-/// next group, with the layout they keep it in.
+/// next group (or for the scalar gain/offset before it, `matmul_source`), with the layout
+/// they keep it in, and the values handed over around them: the product the next matmul
+/// reads (`matmul_chain`), a layer_norm's result P reads (`matmul_source`).
 pub fn plan(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, L2Form> {
     let mut kept = BTreeMap::new();
-    for (i, pair) in groups.windows(2).enumerate() {
-        let (Some(prep), Some(conv)) = (m.ops.get(pair[0].head), m.ops.get(pair[1].head)) else { continue };
-        let lone = pair[0].goc.is_none() && pair[0].neuron.is_none() && pair[0].swap.is_none();
+    for (i, g) in groups.iter().enumerate() {
+        let Some(prep) = m.ops.get(g.head) else { continue };
         let Some(&v) = prep.results.first() else { continue };
-        let only_reader = m.users(v).count() == 1 && !m.outputs.iter().any(|o| o.value == v);
+        if !(matmul_source::lone(g) && is_prep(m, prep) && fits(m, prep) && matmul_source::sole(m, v)) {
+            continue;
+        }
+        let folded = fold(m, prep).is_some();
+        let scaled = matmul_source::scale_of(m, groups.get(i + 1), v).filter(|_| !folded);
+        let (x, c) = match scaled {
+            Some(s) => (s, i + 2),
+            None => (v, i + 1),
+        };
+        let Some((cg, conv)) = groups.get(c).and_then(|cg| Some((cg, m.ops.get(cg.head)?))) else { continue };
         // The compute writes its product transposed to memory, or (unfolded) keeps it in
         // L2 for the next matmul (`matmul_chain`).
-        let handed = matmul_chain::product(m, &pair[1], groups.get(i + 2))
-            .filter(|&p| fold(m, prep).is_none() && chain_fits(m, prep, p));
-        let writes = pair[1].swap.is_some() || handed.is_some();
-        let compute = conv.opcode == OpCode::Conv && conv.operands.first() == Some(&v) && writes;
-        if lone && only_reader && compute && is_prep(m, prep) && fits(m, prep) && pointwise(conv) {
-            kept.insert(v, L2Form::Transposed);
-            if let Some(p) = handed {
-                kept.insert(p, L2Form::Standard);
-            }
+        let handed = matmul_chain::product(m, cg, groups.get(c + 1))
+            .filter(|&p| scaled.is_none() && !folded && chain_fits(m, prep, p));
+        // Or keeps it as rows for two readers, the next matmul and an elementwise op
+        // (`matmul_serial`).
+        let serial =
+            (scaled.is_none() && handed.is_none() && !folded).then(|| serial_values(m, groups, c, prep)).flatten();
+        let writes = cg.swap.is_some() || handed.is_some() || serial.is_some();
+        if !(conv.opcode == OpCode::Conv && conv.operands.first() == Some(&x) && writes && pointwise(conv)) {
+            continue;
         }
+        let alone = scaled.is_none() && handed.is_none() && serial.is_none() && !folded;
+        let source = alone.then(|| source_values(m, groups, i, prep)).flatten();
+        kept.insert(v, L2Form::Transposed);
+        kept.extend(scaled.map(|s| (s, L2Form::Transposed)));
+        kept.extend(handed.map(|p| (p, L2Form::Standard)));
+        kept.extend(source.into_iter().chain(serial).flatten().map(|s| (s, L2Form::Standard)));
     }
     kept
+}
+
+/// The values a serial pair keeps in L2 after P (`matmul_serial::plan`, with x^T's
+/// region and x's bytes).
+fn serial_values(m: &Module, groups: &[Group], c: usize, prep: &Op) -> Option<Vec<ValueId>> {
+    let (xt, x) = (xt_type(m, prep)?, *m.ty(*prep.operands.first()?)?);
+    let x_bytes = super::l2_chain::x_region(0, &x, false).size;
+    matmul_serial::plan(m, groups, c, &region(&xt), x_bytes)
+}
+
+/// The values a layer_norm keeps in L2 for P (group `i`) to read, if it does
+/// (`matmul_source::layer_norm_x`, with x^T's and x's bytes).
+fn source_values(m: &Module, groups: &[Group], i: usize, prep: &Op) -> Option<Vec<ValueId>> {
+    let (xt, x) = (xt_type(m, prep)?, *m.ty(*prep.operands.first()?)?);
+    let block = region(&xt).size + super::l2_chain::x_region(0, &x, false).size;
+    matmul_source::layer_norm_x(m, groups, i, prep, block)
 }
 
 /// x^T of `prep` and the product `p` kept after it fit L2 together.
@@ -65,7 +97,7 @@ fn chain_fits(m: &Module, prep: &Op, p: ValueId) -> bool {
 }
 
 /// True for a channel<->width transpose of one `Mc x 1 x K` tensor.
-fn is_prep(m: &Module, op: &Op) -> bool {
+pub(super) fn is_prep(m: &Module, op: &Op) -> bool {
     let x = op.operands.first().and_then(|&v| m.ty(v));
     super::movement::is_channel_width_swap(m, op) && x.is_some_and(|x| x.n == 1 && x.d == 1 && x.h == 1)
 }
@@ -94,9 +126,21 @@ pub fn scratch_types(m: &Module, kept: &BTreeMap<ValueId, L2Form>) -> BTreeMap<S
         .iter()
         .filter_map(|op| {
             let &v = op.results.first()?;
-            (kept.get(&v) == Some(&L2Form::Transposed)).then(|| Some((op.name.clone(), xt_type(m, op)?)))?
+            let prep = kept.get(&v) == Some(&L2Form::Transposed) && is_prep(m, op) && has_token(m, op, kept);
+            prep.then(|| Some((op.name.clone(), xt_type(m, op)?)))?
         })
         .collect()
+}
+
+/// True when P stands for writing x^T to the BAR-3 scratch (the token, `matmul.md` §1):
+/// when it reads x from memory and the convolution reads x^T. A P that the planar engine
+/// reads (`chain_pair_mul_mm`) has none; a P from L2 has none either, as in
+/// `chain_lnproj`, `chain_resffn` and `chain_serial` (`chains.md` §2.3: not derived;
+/// `chain_pair_softmax_mm` and `rrmm_r2rb_m16_k2048_n2048_tx1_ty1` keep one).
+fn has_token(m: &Module, prep: &Op, kept: &BTreeMap<ValueId, L2Form>) -> bool {
+    let from_memory = prep.operands.first().is_some_and(|x| !kept.contains_key(x));
+    let conv = prep.results.first().and_then(|&v| m.users(v).next()).is_some_and(|u| u.opcode == OpCode::Conv);
+    from_memory && conv
 }
 
 /// x^T as the preparation task writes it: `K x 1 x M`, or folded `K x Mh x 8`.
@@ -111,7 +155,11 @@ fn xt_type(m: &Module, prep: &Op) -> Option<TensorType> {
 /// Rows of x per row of the folded plan (`matmul.md` §1: Mc = 8).
 const FOLD_ROWS: u32 = 8;
 /// A product larger than this is kept in L2 and copied out by a third task (P C Y).
-const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
+pub(super) const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
+/// So is one whose rows are wider than this, over more than one row of 8
+/// (`rrmm_r2rb_m16_k2048_n2048`: 64 KiB in rows of 4 KiB, folded; `matmul_m64_k512_n512`:
+/// 64 KiB in rows of 1 KiB, and `m8_k1024_n1024`, one row of 8, not).
+const DIRECT_ROW_MAX: u64 = 0x400;
 /// The x-source channel stride of a folded preparation task (three records; fitted).
 const FOLDED_SOURCE_CHANNEL: u64 = 0x40;
 /// Row padding of that source (an NE pass reading narrow channels row after row).
@@ -129,16 +177,20 @@ struct Fold {
     row: u64,
 }
 
-/// The fold of the preparation op `prep`, when its matmul's product is over 64 KiB and
-/// the product, x^T and x fit L2 together.
+/// The fold of the preparation op `prep`, when its matmul's product is over 64 KiB or its
+/// rows over 1 KiB with more than 8 of them, and the product, x^T and x fit L2 together.
 fn fold(m: &Module, prep: &Op) -> Option<Fold> {
     let v = *prep.results.first()?;
     let (x, xt) = (*m.ty(*prep.operands.first()?)?, *m.ty(v)?);
-    let conv = m.users(v).next()?;
+    let mut conv = m.users(v).next()?;
+    if conv.opcode == OpCode::GainOffsetControl {
+        conv = m.users(*conv.results.first()?).next()?;
+    }
     let n = m.ty(*conv.results.first()?)?.c;
     let row = u64::from(n) * xt.dtype.size() as u64;
     let product = u64::from(x.c) * row;
-    if product <= DIRECT_PRODUCT_MAX || !x.c.is_multiple_of(FOLD_ROWS) || !row.is_multiple_of(L2_GRANULE) {
+    let wide = row > DIRECT_ROW_MAX && x.c > FOLD_ROWS;
+    if !(product > DIRECT_PRODUCT_MAX || wide) || !x.c.is_multiple_of(FOLD_ROWS) || !row.is_multiple_of(L2_GRANULE) {
         return None;
     }
     let mh = x.c / FOLD_ROWS;
@@ -171,35 +223,72 @@ impl Fold {
 /// channels of `r16(2Mc)` (one granule more from 0x40), `K` of them per row, 0x30 more
 /// per row when there are several rows.
 pub fn region(xt: &TensorType) -> L2Region {
+    region_for(xt, true)
+}
+
+/// x^T laid out for its first reader: a convolution's channels get the granule of pad,
+/// the planar engine's none (`chain_pair_mul_mm`: 0x80).
+fn region_for(xt: &TensorType, conv_reader: bool) -> L2Region {
     let channel = round_up(u64::from(xt.w) * xt.dtype.size() as u64, L2_GRANULE);
-    let channel = if channel >= CONV_READER_PAD_FROM { channel + L2_GRANULE } else { channel };
+    let pad = conv_reader && channel >= CONV_READER_PAD_FROM;
+    let channel = if pad { channel + L2_GRANULE } else { channel };
     let plane = channel * u64::from(xt.c);
     let row = if xt.h > 1 { plane + 3 * L2_GRANULE } else { plane };
     L2Region { base: 0, channel, row, plane, size: row * u64::from(xt.h) }
 }
 
-/// The scratch surface standing for x^T of the preparation op `prep`.
-fn token(bufs: &Buffers, prep: &str) -> Result<Surface, BackendError> {
-    bufs.scratch.get(prep).copied().ok_or_else(|| BackendError::Internal(format!("no scratch for '{prep}'")))
+/// Where P leaves x^T: laid out for its first reader, at 0, after a folded product, or
+/// after the regions of the op keeping P's x in L2 (`matmul_source::xt_base`).
+pub(super) fn xt_region(m: &Module, prep: &Op, kept: &BTreeMap<ValueId, L2Form>) -> Result<L2Region, BackendError> {
+    let ty = xt_type(m, prep).ok_or_else(|| BackendError::Internal(format!("'{}' has no x^T type", prep.name)))?;
+    let conv = prep.results.first().and_then(|&v| m.users(v).next()).is_some_and(|u| u.opcode == OpCode::Conv);
+    let mut xt = region_for(&ty, conv);
+    xt.base = match fold(m, prep) {
+        Some(f) => f.xt_base(&xt),
+        None => {
+            let rows = matmul_serial::rows_below(m, prep, kept).map_or(0, |r| r.size);
+            matmul_source::xt_base(m, prep, kept) + rows
+        }
+    };
+    Ok(xt)
 }
 
-/// Step P: the NE pass writing x transposed into L2, standing for writing the token;
-/// folded, it reads x as `8 x Mh x K` (row stride 8 rows) in 0x40-byte pieces.
+/// The surface C reads x^T through: the scratch surface standing for it (the token), or
+/// one without a buffer.
+fn xt_surface(m: &Module, prep: &Op, bufs: &Buffers) -> Result<Surface, BackendError> {
+    if let Some(&s) = bufs.scratch.get(&prep.name) {
+        return Ok(s);
+    }
+    let ty = xt_type(m, prep).ok_or_else(|| BackendError::Internal(format!("'{}' has no x^T type", prep.name)))?;
+    Ok(super::l2_chain::scratch(&ty))
+}
+
+/// Step P: the NE pass writing x transposed into L2, standing for writing the token when
+/// it has one; folded, it reads x as `8 x Mh x K` (row stride 8 rows) in 0x40-byte
+/// pieces; from L2, it reads x where a layer_norm kept it (`matmul_source`).
 pub fn prep(m: &Module, op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
-    let mut x = super::first_operand(op, bufs)?;
-    let scratch = token(bufs, &op.name)?;
-    let mut xt = region(&scratch.ty);
+    let xt = xt_region(m, op, &bufs.kept)?;
+    let kept_x = matmul_source::kept_x(m, op, &bufs.kept, &xt);
+    let mut x = match kept_x {
+        Some(_) => {
+            let ty = op.operands.first().and_then(|&v| m.ty(v)).copied();
+            super::l2_chain::scratch(&ty.ok_or_else(|| BackendError::Internal(format!("'{}': no x", op.name)))?)
+        }
+        None => super::first_operand(op, bufs)?,
+    };
     let fold = fold(m, op);
     if let Some(f) = fold {
         let s = x.strides;
         x.ty = TensorType { c: FOLD_ROWS, h: f.mh, ..x.ty };
         x.strides = crate::layout::Strides { row: s.plane * u64::from(FOLD_ROWS), ..s };
-        xt.base = f.xt_base(&xt);
     }
     // The Common block states x; the result is x^T in L2 (nothing goes to memory).
     let mut t = Task::new(&op.name, crate::task::Engine::NePass, vec![x], Surface { bar: 0, offset: 0, ..x });
     t.l2_result = Some(L2Vector { form: L2Form::Transposed, region: xt });
-    t.token = Some(Token::Writes(scratch));
+    t.token = bufs.scratch.get(&op.name).copied().map(Token::Writes);
+    if let Some(r) = kept_x {
+        super::l2_chain::read_in_place(&mut t, r, matmul_source::prep_link());
+    }
     if let Some(f) = fold {
         let row = u64::from(FOLD_ROWS) * FOLDED_SOURCE_CHANNEL;
         let region = L2Region {
@@ -236,7 +325,15 @@ pub fn lower_reader(
     };
     let Some(producer) = m.producer(x) else { return Ok(None) };
     match form {
-        L2Form::Transposed => compute(m, g, producer, bufs, consts, gen).map(Some),
+        L2Form::Transposed => {
+            // x^T from P, or from the scale on it (`matmul_source`).
+            let prep = match producer.opcode {
+                OpCode::GainOffsetControl => producer.operands.first().and_then(|&v| m.producer(v)),
+                _ => Some(producer),
+            };
+            let prep = prep.ok_or_else(|| BackendError::Internal(format!("'{}' reads no x^T", op.name)))?;
+            compute(m, g, prep, bufs, consts, gen).map(Some)
+        }
         _ => {
             // The first matmul's convolution (before its fused gain/offset or ReLU) read x^T.
             let mut c1 = producer;
@@ -246,7 +343,10 @@ pub fn lower_reader(
             }
             let prep = c1.operands.first().and_then(|&v| m.producer(v));
             let prep = prep.ok_or_else(|| BackendError::Internal(format!("'{}' reads no x^T", c1.name)))?;
-            let xt = region(&token(bufs, &prep.name)?.ty);
+            if matmul_serial::keeps_rows(m, x, &bufs.kept) {
+                return matmul_serial::second(m, g, x, bufs, consts, gen).map(Some);
+            }
+            let xt = xt_region(m, prep, &bufs.kept)?;
             matmul_chain::read_product(m, g, x, &xt, bufs, consts, gen).map(Some)
         }
     }
@@ -265,20 +365,19 @@ fn compute(
 ) -> Result<Vec<Task>, BackendError> {
     let op = |i: usize| m.ops.get(i).ok_or_else(|| BackendError::Internal(format!("no op {i}")));
     let (conv_op, goc) = conv_and_goc(m, g)?;
-    let scratch = token(bufs, &prep.name)?;
+    let token = bufs.scratch.get(&prep.name).copied();
+    let scratch = xt_surface(m, prep, bufs)?;
     let fold = fold(m, prep);
-    let mut xt = region(&scratch.ty);
-    if let Some(f) = fold {
-        xt.base = f.xt_base(&xt);
-    }
+    let xt = xt_region(m, prep, &bufs.kept)?;
     let last = op(g.last())?;
     let result =
         *last.results.first().ok_or_else(|| BackendError::Internal(format!("'{}' has no result", last.name)))?;
-    let handed = bufs.kept.get(&result) == Some(&L2Form::Standard);
+    let rows = matmul_serial::keeps_rows(m, result, &bufs.kept);
+    let handed = !rows && bufs.kept.get(&result) == Some(&L2Form::Standard);
     let Some(&result_ty) = m.ty(result) else {
         return Err(BackendError::Internal(format!("no type of '{}'", last.name)));
     };
-    let dest = match handed {
+    let dest = match handed || rows {
         true => matmul_chain::surface(result_ty),
         false => super::movement::as_channels(bufs.surface(result)?),
     };
@@ -289,9 +388,17 @@ fn compute(
             let dest = Surface { bar: 0, offset: 0, ty, ..dest };
             conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: true }
         }
+        // The product rows kept for the next matmul and an elementwise op.
+        None if rows => conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: true },
         None => conv::Output { dest, transposed: !handed, source: Some(scratch), kept_transposed: false },
     };
     let mut tasks = conv::lower_conv(m, conv_op, goc, bufs, out, consts, gen)?;
+    if rows {
+        let [c1] = tasks.as_mut_slice() else {
+            return Err(crate::window::unsupported(conv_op, "a first matmul of a serial pair in slices"));
+        };
+        c1.l2_result = Some(L2Vector { form: L2Form::Transposed, region: matmul_serial::first_rows(&result_ty) });
+    }
     if handed {
         matmul_chain::keep(&mut tasks, matmul_chain::region(&result_ty, xt.end()));
     }
@@ -305,8 +412,8 @@ fn compute(
         }
         t.residency = SourceResidency::Resident;
         t.l2_source = Some(vector);
-        t.l2_link = Some(L2Link { conv_result: true, dma_fmt: true, ..L2Link::default() });
-        t.token = Some(Token::Reads(scratch));
+        t.l2_link = Some(matmul_source::compute_link(m, prep, token.is_some()));
+        t.token = token.map(Token::Reads);
     }
     Ok(tasks)
 }

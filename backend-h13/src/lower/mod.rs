@@ -20,7 +20,7 @@
 //! - `pad`: constant padding as a fill and an interior copy;
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it;
 //! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
-//!   convolution after it;
+//!   convolution after it (`matmul_source`: x from a layer_norm in L2, a scale on x^T);
 //! - `matmul_runtime`: a matmul of two runtime tensors (x streamed as the kernel).
 
 pub mod attention;
@@ -33,6 +33,8 @@ pub mod l2_pair;
 pub mod matmul;
 mod matmul_chain;
 mod matmul_runtime;
+mod matmul_serial;
+mod matmul_source;
 mod movement;
 mod neuron;
 mod normalization;
@@ -230,13 +232,18 @@ fn lower_l2_pair(
     if let Some(tasks) = matmul::lower_reader(m, g, bufs, consts, gen)? {
         return Ok(Some(tasks));
     }
+    // A value kept for a matmul: P, the scale on x^T, a layer_norm's result for P.
+    if let Some(tasks) = matmul_source::lower_writer(m, g, bufs, consts, gen)? {
+        return Ok(Some(tasks));
+    }
     if let Some((&v, &form)) = op.results.first().and_then(|v| bufs.kept.get_key_value(v)) {
-        if form == crate::task::L2Form::Transposed {
-            return Ok(Some(vec![matmul::prep(m, op, bufs)?]));
-        }
         return Ok(Some(vec![l2_pair::producer(m, op, v, form, bufs, consts)?]));
     }
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
+    // The elementwise op reading both products of a serial pair of matmuls in L2.
+    if let Some(t) = matmul_serial::elementwise(m, g, bufs)? {
+        return Ok(Some(vec![t]));
+    }
     let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));
     if let Some((prod, form)) = op.operands.get(1).and_then(kept) {
         // (Its fused ReLU, if any, writes the group's result.)

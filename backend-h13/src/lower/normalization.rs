@@ -34,7 +34,7 @@ use crate::task::{
     Surface, Task,
 };
 use crate::window::unsupported;
-use anec_ir::{Op, TensorType};
+use anec_ir::{Module, Op, TensorType};
 use half::f16;
 
 /// Lowers a layer_norm to its tasks.
@@ -44,17 +44,18 @@ pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result
         return Err(unsupported(op, "layer_norm with gamma or beta (only the plain normalization is planned yet)"));
     }
     let axes = reduction::axes(op)?;
-    let eps = f16::from_f64(attr(op, "epsilon")?.as_float().unwrap_or(0.0)).to_bits();
-    let n = reduction::reduced_elements(&x.ty, &axes);
+    let (n, eps) = (reduction::reduced_elements(&x.ty, &axes), epsilon(op)?);
     let ty = x.ty;
     let dense = |s: &Surface| s.strides.plane == s.strides.row * u64::from(s.ty.h);
     let tasks = match axes.as_slice() {
         _ if !planned(&ty, &axes) => None,
         [4] if dense(&x) && dense(&dest) && ty.c > 1 && ty.h > 1 => Some(grouped_or_rows(op, x, dest, n, eps)),
-        [4] if dense(&x) && dense(&dest) => Some(row_plan(op, rows_as_channels(&x), rows_as_channels(&dest), n, eps)),
+        [4] if dense(&x) && dense(&dest) => {
+            Some(row_plan(op, rows_as_channels(&x), rows_as_channels(&dest), n, eps, None))
+        }
         [4] => None,
         // Over H and W of each channel (instance_norm): the row plan on the whole planes.
-        [3, 4] => Some(row_plan(op, x, dest, n, eps)),
+        [3, 4] => Some(row_plan(op, x, dest, n, eps, None)),
         [1, 3, 4] => Some(volume_plan(op, x, dest, &axes, n, eps)?),
         _ => Some(vector_plan(op, x, dest, n, eps)),
     };
@@ -67,6 +68,50 @@ pub(super) fn lower_layer_norm(op: &Op, bufs: &Buffers, dest: Surface) -> Result
         );
         return Err(unsupported(op, &reason));
     };
+    check_fits(op, &tasks, "layer_norm")?;
+    Ok(tasks)
+}
+
+/// fp16 epsilon of a layer_norm.
+fn epsilon(op: &Op) -> Result<u16, BackendError> {
+    Ok(f16::from_f64(attr(op, "epsilon")?.as_float().unwrap_or(0.0)).to_bits())
+}
+
+/// The L2 bytes of a layer_norm's own regions (its statistics and its staging of x) when
+/// it can keep its result in L2 as `view` (a matmul's x: rows as channels): over W, no
+/// gamma or beta, a dense input whose rows are one set of channels (the row plan), the
+/// statistics and staging fitting the L2 once.
+pub(super) fn keeps_rows_for(m: &Module, op: &Op, view: &TensorType) -> Option<u64> {
+    let &x = op.operands.first()?;
+    let ty = *m.ty(x)?;
+    let plain = op.attr("gamma").is_none() && op.attr("beta").is_none();
+    let layout = m.inputs.iter().find(|p| p.value == x).map(|p| p.layout.clone()).unwrap_or_default();
+    let s = Strides::of(&ty, &layout);
+    let dense = s.plane == s.row * u64::from(ty.h);
+    let rows = (ty.c == 1 || ty.h == 1) && ty.n == 1 && ty.d == 1;
+    let lines = ty.c * ty.h;
+    let same = (view.c, view.h, view.w, view.dtype) == (lines, 1, ty.w, ty.dtype) && view.n == 1 && view.d == 1;
+    if !(plain && dense && rows && same && reduction::axes(op).ok()? == [4] && epsilon(op).is_ok()) {
+        return None;
+    }
+    Some(stat_rows(lines).size + x_region(0, view, false).size)
+}
+
+/// The bytes of the statistics the row plan of layer_norm `op` keeps at L2 0.
+pub(super) fn statistics_bytes(m: &Module, op: &Op) -> Option<u64> {
+    let ty = m.ty(*op.operands.first()?)?;
+    Some(stat_rows(ty.c * ty.h).size)
+}
+
+/// A layer_norm over W (`keeps_rows_for`) keeping its result in L2 at `at` (its rows as
+/// channels) for the next task, its staging of x right after it: the row plan whose last
+/// step writes L2 (ResultCfg 0x140, no destination DMA).
+pub(super) fn lower_layer_norm_kept(op: &Op, bufs: &Buffers, at: L2Region) -> Result<Vec<Task>, BackendError> {
+    let x = super::first_operand(op, bufs)?;
+    let axes = reduction::axes(op)?;
+    let (n, eps) = (reduction::reduced_elements(&x.ty, &axes), epsilon(op)?);
+    let view = rows_as_channels(&x);
+    let tasks = row_plan(op, view, scratch(&view.ty), n, eps, Some(at));
     check_fits(op, &tasks, "layer_norm")?;
     Ok(tasks)
 }
@@ -99,11 +144,12 @@ fn stat_row(rows: &L2Region, i: u64) -> L2Region {
 /// Over the H and W of each channel of `view` (x itself; a `C x 1 x W` tensor for
 /// layer_norm over W, or a `1 x H x W` one with its rows read as channels), `y` read the
 /// same way.
-fn row_plan(op: &Op, view: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
+/// With `result`, the last step keeps `y` there, and x is staged after it.
+fn row_plan(op: &Op, view: Surface, y: Surface, n: u64, eps: u16, result: Option<L2Region>) -> Vec<Task> {
     let lines = view.ty.c;
     let packed = lines > 1;
     let rows = stat_rows(lines);
-    let kept = x_region(rows.size, &view.ty, false);
+    let kept = x_region(result.map_or(rows.size, |r| r.end()), &view.ty, false);
     let mut mean = statistic(op, view, stat_row(&rows, 0), n, packed);
     (mean.residency, mean.l2_source) = (SourceResidency::LoadAndKeep, Some(standard(kept)));
     // The statistic (operand 1) is broadcast along the view's W, and along its H when the
@@ -113,6 +159,7 @@ fn row_plan(op: &Op, view: Surface, y: Surface, n: u64, eps: u16) -> Vec<Task> {
     let rstd = deviation(op, view, &rows, kept, op1, n, eps, packed);
     let mut out = normalize(op, view, y, &rows, if packed { OPERAND2_PACKED } else { 0 });
     read_in_place(&mut out, kept, link(false, true, 0));
+    out.l2_result = result.map(standard);
     vec![mean, rstd, out]
 }
 
@@ -123,7 +170,7 @@ fn grouped_or_rows(op: &Op, x: Surface, y: Surface, n: u64, eps: u16) -> Vec<Tas
     if check_fits(op, &grouped, "layer_norm").is_ok() {
         return grouped;
     }
-    row_plan(op, rows_as_channels(&x), rows_as_channels(&y), n, eps)
+    row_plan(op, rows_as_channels(&x), rows_as_channels(&y), n, eps, None)
 }
 
 /// Over W of a `C x H x W` tensor with C > 1 and H > 1 (`norm_layer_norm_ax3_1x128x16x16`,

@@ -13,7 +13,12 @@
 //!   the softmax cancel (`chains.md` §2.7);
 //! - a transpose that undoes an earlier one, through reshapes that lead back to the earlier
 //!   one's result type, is that transpose's operand (two `linear`s in a row: the swap back
-//!   of the first and the swap of the second cancel).
+//!   of the first and the swap of the second cancel);
+//! - a channel<->width transpose of a scalar gain/offset's result (through reshapes) runs
+//!   first, the gain/offset after it: a `linear`'s input transpose reads x itself, and the
+//!   scale runs on x^T in L2 between the transpose and the convolution (Apple's
+//!   `chain_pair_mul_mm`, `chains.md` §2.6). When `x * s` has other readers (not known
+//!   while the statement lowers), it stays for them and the scale runs twice.
 //!
 //! Ops left without readers are removed at the end of the lowering.
 
@@ -36,7 +41,7 @@ pub(crate) fn rewrite(
             activation_first(cx, OpCode::GainOffsetControl, *x, ty, attrs)
         }
         (OpCode::Softmax, [x]) => softmax_first(cx, *x, ty, attrs),
-        (OpCode::Transpose, [x]) => undone(cx, *x, ty, attrs),
+        (OpCode::Transpose, [x]) => undone(cx, *x, ty, attrs).or_else(|| scale_after(cx, *x, ty, attrs)),
         _ => None,
     }
 }
@@ -109,6 +114,30 @@ fn undone(cx: &mut Cx<'_, '_>, x: ValueId, ty: TensorType, attrs: &Attrs) -> Opt
     let inverse = second.iter().enumerate().all(|(i, &q)| first.get(q) == Some(&i));
     let same = m.ty(cur) == Some(&x_ty) && m.ty(src) == Some(&ty);
     (inverse && same).then_some(src)
+}
+
+/// A channel<->width transpose (to `ty`, permutation `attrs`) of `x`, a scalar
+/// gain/offset's result through reshapes: the transpose of the gain/offset's operand
+/// (reshaped to `x`'s type), then the gain/offset.
+fn scale_after(cx: &mut Cx<'_, '_>, x: ValueId, ty: TensorType, attrs: &Attrs) -> Option<ValueId> {
+    let m = cx.module();
+    let swap = [0, 4, 2, 3, 1];
+    if perm(attrs.get("perm")?)? != swap {
+        return None;
+    }
+    let x_ty = *m.ty(x)?;
+    let mut cur = x;
+    while let Some(p) = m.producer(cur).filter(|p| p.opcode == OpCode::Reshape) {
+        cur = *p.operands.first()?;
+    }
+    let g = m.producer(cur).filter(|p| p.opcode == OpCode::GainOffsetControl && scalar(&p.attrs))?;
+    let (src, scale) = (*g.operands.first()?, g.attrs.clone());
+    if m.ty(src).map(|t| t.dtype) != Some(ty.dtype) {
+        return None;
+    }
+    let r = reshape(cx, src, x_ty);
+    let t = cx.emit_plain(OpCode::Transpose, &[r], ty, attrs.clone());
+    Some(cx.emit_plain(OpCode::GainOffsetControl, &[t], ty, scale))
 }
 
 /// The permutation of a `perm` attribute (axis names in anec order).

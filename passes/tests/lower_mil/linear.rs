@@ -112,3 +112,22 @@ fn linear_over_a_rank_5_input_is_rejected_in_the_validator_s_words() {
     let ok = program("tensor<fp16, [2, 2, 2, 3]> a", &body.replace("[1, 2, 2, 2, 3]", "[2, 2, 2, 3]"), "z");
     assert!(lower(&ok).contains("\"anec.conv\""), "rank 4 is accepted");
 }
+
+/// A scalar `mul` feeding a `linear` runs after the transpose of its input (Apple's
+/// `chain_pair_mul_mm`: the scale on x^T between the preparation task and the
+/// convolution); with a second reader, `x * s` stays as well.
+#[test]
+fn a_scale_before_a_linear_runs_after_its_input_transpose() {
+    let body = format!(
+        "        tensor<fp16, [4, 2]> s = mul(x = x, y = tensor<fp16, []>(0.5));
+        tensor<fp16, [3, 2]> w = const()[val = {W32}];
+        tensor<fp16, [4, 3]> y = linear(x = s, weight = w)[name = string(\"fc\")];
+"
+    );
+    let out = lower(&program("tensor<fp16, [4, 2]> x", &body, "y"));
+    let at = |what: &str| out.find(what).unwrap_or_else(|| panic!("no {what} in {out}"));
+    assert!(at("anec.transpose") < at("anec.gain_offset_control"), "{out}");
+    assert_eq!(out.matches("anec.gain_offset_control").count(), 1, "{out}");
+    let out = lower(&program("tensor<fp16, [4, 2]> x", &body, "y, s"));
+    assert_eq!(out.matches("anec.gain_offset_control").count(), 2, "{out}");
+}

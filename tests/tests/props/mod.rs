@@ -2,6 +2,7 @@
 
 pub mod attention;
 pub mod cast;
+pub mod chains;
 pub mod constants;
 pub mod families;
 pub mod harness;
