@@ -302,6 +302,8 @@ pub fn encode(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
     if let Some(src2) = t.sources.get(1) {
         td.set_unnamed_bits(0x1E4, SOURCE_CFG_TWO_SOURCES)?;
         let r2 = source_region(t, src2, second_base(end), gen);
+        // Beyond the L2 its base overflows its word: refused as the capacity it is.
+        check_capacity(t, r2.end(), None)?;
         let words = [(0x1FC, r2.base), (0x200, r2.channel), (0x204, r2.row), (0x208, r2.plane), (0x20C, r2.plane)];
         for (offset, bytes) in words {
             set_unnamed_units(td, offset, bytes, 4, 17)?;

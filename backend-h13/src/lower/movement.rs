@@ -160,12 +160,11 @@ fn one_source(t: &Task) -> bool {
 }
 
 /// True for a task whose result row `h` (and channel `c`) reads row `h` (channel `c`) of
-/// its one source only.
+/// its source (or of both sources of a two-operand planar-engine op) only.
 fn row_local(t: &Task) -> bool {
-    let [src] = t.sources.as_slice() else { return false };
-    src.ty.h == t.dest.ty.h
-        && src.ty.c == t.dest.ty.c
-        && src.ty.n == 1
+    let same = |s: &Surface| s.ty.h == t.dest.ty.h && s.ty.c == t.dest.ty.c && s.ty.n == 1;
+    (1..=2).contains(&t.sources.len())
+        && t.sources.iter().all(same)
         && t.dest.ty.n == 1
         && !t.engine.windowed()
         && !t.transposed_write

@@ -104,16 +104,24 @@ pub fn pad() -> impl Strategy<Value = Model> {
     })
 }
 
-/// A slice along W, a transpose exchanging C and H or C and W, or a sigmoid (a table
-/// pass) of `[1, c, h, w]`, or a sigmoid of one row of `[1, c·h, 1, w]`, larger than the
-/// L2 a task addresses (2 MiB of source and result): the task runs in bands of rows (of
-/// channels for the one-row tensor, of columns for the C <-> W pass).
+/// A slice along W, a transpose exchanging C and H or C and W, a sigmoid (a table pass)
+/// or the sum of two such tensors (the planar engine) of `[1, c, h, w]`, or a sigmoid of
+/// one row of `[1, c·h, 1, w]`, larger than the L2 a task addresses (2 MiB of source and
+/// result): the task runs in bands of rows (of channels for the one-row tensor, of
+/// columns for the C <-> W pass).
 pub fn large_copy() -> impl Strategy<Value = Model> {
     let dims = (8usize..=12, 256usize..=400, 510usize..=800);
-    (dims, 0u8..5, any::<u64>()).prop_map(|((c, h, w), kind, seed)| {
+    (dims, 0u8..6, any::<u64>()).prop_map(|((c, h, w), kind, seed)| {
         let s = if kind == 3 { [1, c * h, 1, w] } else { [1, c, h, w] };
-        let mut t = MilText::new(&[("x", &s)]);
+        let mut t = match kind {
+            5 => MilText::new(&[("x", &s), ("y", &s)]),
+            _ => MilText::new(&[("x", &s)]),
+        };
         match kind {
+            5 => {
+                // Two operands from memory: the planar engine in bands of rows of both.
+                t.op("m_0", &s, "add", &[("x", "x".into()), ("y", "y".into())]);
+            }
             0 => {
                 let p = ints(&[0, 2, 1, 3]);
                 t.op("m_0", &[1, h, c, w], "transpose", &[("x", "x".into()), ("perm", p)]);
