@@ -384,7 +384,7 @@ pub(crate) fn l2_use(t: &Task, gen: &Generation) -> Result<L2Use, BackendError> 
 
 /// Bytes of L2 the TD's region addresses reach: ResultBase and SourceBase hold 17 bits of
 /// 16-byte units (2 MiB).
-const L2_ADDRESSABLE: u64 = (1 << 17) * 16;
+pub(crate) const L2_ADDRESSABLE: u64 = (1 << 17) * 16;
 
 /// True when `t`'s sources and result fit the L2 a task addresses (the check [`encode`]
 /// makes), so a lowering can split a task that does not before encoding it.

@@ -146,6 +146,23 @@ fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
     out
 }
 
+/// Drops from `plan` the L2 pairs whose consumer cannot run in one task (the kept operand,
+/// the consumer's first source and its result beyond the L2 a task addresses): those run
+/// through memory, the producer alone and the consumer in bands (`movement::in_bands`).
+pub fn pairs_that_fit(m: &Module, plan: &mut l2_pair::Plan) {
+    plan.kept.retain(|&v, &mut form| {
+        let Some(consumer) = m.users(v).next() else { return true };
+        let (Some(kept), Some(out)) = (m.ty(v), consumer.results.first().and_then(|&r| m.ty(r))) else {
+            return true;
+        };
+        let rows = |t: &anec_ir::TensorType| {
+            let row = crate::layout::round_up(u64::from(t.w) * t.dtype.size() as u64, crate::layout::L2_GRANULE);
+            u64::from(t.n) * u64::from(t.c) * u64::from(t.d) * u64::from(t.h) * row
+        };
+        l2_pair::region(form, kept).size + 2 * rows(out) <= crate::encode::l2::L2_ADDRESSABLE
+    });
+}
+
 /// Lowers one group to its tasks (one, or a convolution's slices): the head's tasks, with
 /// the fused stages applied and the group's last result as destination.
 pub fn lower_group(

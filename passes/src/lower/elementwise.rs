@@ -151,7 +151,9 @@ enum Spread {
 
 /// Classifies constant `c` against a result of `shape`.
 fn spread(c: &Tensor, shape: &[u64]) -> Spread {
-    if let Some(u) = c.uniform() {
+    // One element: a scalar. A tensor stays a tensor whatever its values (Apple's
+    // `chain_base_bias_d256_s64`: a bias of 256 equal values is loaded and broadcast).
+    if let (Some(u), 1) = (c.uniform(), c.shape.iter().product::<u64>()) {
         return Spread::Scalar(u);
     }
     let cs = promote(&c.shape, shape.len());
