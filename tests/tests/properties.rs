@@ -36,6 +36,11 @@ fn linear_agrees() {
 }
 
 #[test]
+fn a_table_activation_in_the_convolution_agrees() {
+    run_family("conv_activation", CASES, families::conv_activation());
+}
+
+#[test]
 fn two_linears_in_a_row_agree() {
     run_family("mlp", CASES, families::mlp());
 }
