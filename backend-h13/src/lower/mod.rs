@@ -261,7 +261,7 @@ fn lower_l2_pair(
     if let Some((prod, form)) = op.operands.get(1).and_then(kept) {
         // (Its fused ReLU, if any, writes the group's result.)
         let last = m.ops.get(g.last()).ok_or_else(|| BackendError::Internal(format!("no op {}", g.last())))?;
-        return Ok(Some(vec![l2_pair::consumer(op, prod, form, bufs, dest(last)?)?]));
+        return Ok(Some(vec![l2_pair::consumer(m, op, prod, form, bufs, dest(last)?)?]));
     }
     if gen.l2_staging && l2_pair::per_channel(op) && g.neuron.is_none() && g.goc.is_none() {
         return Ok(Some(l2_pair::channel_affine_tasks(m, op, bufs, dest(op)?, consts)?));

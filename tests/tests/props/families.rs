@@ -287,6 +287,30 @@ pub fn conv_activation() -> impl Strategy<Value = Model> {
     )
 }
 
+/// `op(x or z, act(x))` of `[1, C, 1, 1]` vectors, `act` a table activation: the table
+/// task keeps its result as one packed row in L2 and, when the other operand is x, x
+/// staged for the planar engine (`chains.md` §2.10); also the operands the other way round.
+pub fn vector_activation_pe() -> impl Strategy<Value = Model> {
+    let acts = select(vec!["gelu", "sigmoid", "tanh", "silu", "exp", "sqrt", "inverse"]);
+    // (add and sub: a product scales the table's error by the other operand, which the
+    // harness's per-op tolerance does not allow for.)
+    let ops = select(vec!["add", "sub"]);
+    (acts, ops, 1usize..=1000, (any::<bool>(), any::<bool>()), any::<u64>()).prop_map(
+        |(act, op, c, (same, swapped), seed)| {
+            let shape = [1, c, 1, 1];
+            let (args, range) = activation_args(act, 0.0, 1.0);
+            // Within [-2, 2] x * exp(x) stays in fp16's range.
+            let range = if range == POSITIVE { POSITIVE } else { RANGE };
+            let mut t = MilText::new(&[("x", &shape), ("z", &shape)]);
+            t.op("act_0", &shape, act, &args);
+            let other = if same { "x" } else { "z" };
+            let (a, b) = if swapped { ("act_0", other) } else { (other, "act_0") };
+            t.op("ew_0", &shape, op, &[("x", a.into()), ("y", b.into())]).output("ew_0");
+            mil("vector_activation_pe", &t, &["act_0", "ew_0"], seed, range)
+        },
+    )
+}
+
 /// `n` weights of a sum over `fan_in` terms, scaled so the sum stays within a few units
 /// (the activation's table is exercised over its knots, not only its saturated ends).
 fn scaled(seed: u64, n: usize, fan_in: usize) -> Vec<f32> {
