@@ -126,3 +126,29 @@ impl ConstSection {
         (self.bytes, self.symbols)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// Two banks (a convolution's two slices) get the table at the head of each chunk, in
+    /// place of the banks without it; a bank that does not end the section is refused.
+    #[test]
+    fn tables_head_every_chunk_of_the_last_banks() {
+        let mut c = ConstSection::default();
+        c.add_table(&[7; 0x80], 1);
+        let a = c.add_weights(&[vec![1; 0x40], vec![2; 0x80]]);
+        let b = c.add_weights(&[vec![3; 0x40]]);
+        let table = [9u8; 0x80];
+        let banks = c.with_table_heads(&[a.clone(), b.clone()], &table).unwrap();
+        let offsets: Vec<(u64, u64)> = banks.iter().flatten().map(|k| (k.offset, k.size)).collect();
+        assert_eq!(offsets, [(0x80, 0xc0), (0x140, 0x100), (0x240, 0xc0)]);
+        let (bytes, symbols) = c.clone().finish();
+        assert_eq!(bytes.len(), 0x300);
+        assert_eq!((&bytes[..0x80], &bytes[0x140..0x1c0], bytes[0x1c0]), (&[7u8; 0x80][..], &table[..], 2));
+        assert_eq!(symbols.len(), 4, "the table's symbol and three chunks");
+        assert!(c.with_table_heads(&[a], &table).is_err());
+    }
+}
