@@ -243,13 +243,14 @@ const CONV_ACTIVATIONS: [&str; 10] =
     ["gelu", "sigmoid", "tanh", "silu", "erf", "elu", "leaky_relu", "clip", "exp", "softsign"];
 
 /// A convolution (1x1 or 3x3 "same", bias or not, up to 96 output channels on up to 32x32:
-/// several passes of blocks per NE) or a `linear` (rank 2 or 3), then a table activation
-/// of its result: the table at the head of each kernel chunk (`chains.md` §2.5).
+/// several passes of blocks per NE) or a `linear` (rank 2 or 3, sometimes followed by a
+/// second one), then a table activation of its result: the table at the head of each
+/// kernel chunk (`chains.md` §2.5).
 pub fn conv_activation() -> impl Strategy<Value = Model> {
     let conv = (1usize..=8, 1usize..=96, 1usize..=32, 1usize..=32, any::<bool>(), any::<bool>());
-    let linear = (1usize..=16, 1usize..=40, 1usize..=80, any::<bool>());
+    let linear = (1usize..=16, 1usize..=40, 1usize..=80, any::<bool>(), proptest::option::of(1usize..=24));
     (select(CONV_ACTIVATIONS.to_vec()), any::<bool>(), conv, linear, (-8i32..=8, 1i32..=16), any::<u64>()).prop_map(
-        |(act, is_conv, (cin, cout, h, w, k3, bias), (s, din, dout, rank3), (a, b), seed)| {
+        |(act, is_conv, (cin, cout, h, w, k3, bias), (s, din, dout, rank3, then), (a, b), seed)| {
             let (mut t, shape) = if is_conv {
                 let k = if k3 { 3 } else { 1 };
                 let p = (k / 2) as i64;
@@ -281,8 +282,27 @@ pub fn conv_activation() -> impl Strategy<Value = Model> {
             };
             let (mut args, _) = activation_args(act, a as f32 / 8.0, b as f32 / 4.0);
             args[0].1 = "mac_0".into();
-            t.op("act_0", &shape, act, &args).output("act_0");
-            mil("conv_activation", &t, &["mac_0", "act_0"], seed, RANGE)
+            t.op("act_0", &shape, act, &args);
+            // A linear's activation read by a second linear (the feed-forward of
+            // `chain_ffn`: the first product handed over in L2).
+            match then.filter(|_| !is_conv) {
+                Some(o) => {
+                    let mut ys = shape.clone();
+                    if let Some(last) = ys.last_mut() {
+                        *last = o;
+                    }
+                    let args = [
+                        ("x", "act_0".to_string()),
+                        ("weight", fp16_tensor(&[o, dout], &scaled(seed ^ 2, o * dout, dout))),
+                        ("bias", fp16_tensor(&[o], &weights(seed ^ 3, o))),
+                    ];
+                    t.op("mac_1", &ys, "linear", &args).output("mac_1");
+                }
+                None => {
+                    t.output("act_0");
+                }
+            }
+            mil("conv_activation", &t, &["mac_0", "act_0", "mac_1"], seed, RANGE)
         },
     )
 }
