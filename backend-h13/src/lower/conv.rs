@@ -151,6 +151,9 @@ pub(super) fn lower_conv(
 /// 0x80 + the weights, `matmul.md` §2). A folded matmul's copy-out task keeps its pass.
 pub(super) fn with_table(tasks: &mut [Task], f: TableFn, consts: &mut ConstSection) -> Result<(), BackendError> {
     let convs: Vec<&mut Task> = tasks.iter_mut().filter(|t| t.engine == Engine::NeConv).collect();
+    if convs.is_empty() {
+        return Err(BackendError::Internal(format!("a {f:?} table fused into a group with no convolution task")));
+    }
     let banks: Vec<Vec<KernelChunk>> = convs.iter().map(|t| t.kernel.clone()).collect();
     let banks = consts.with_table_heads(&banks, &activation::table(f))?;
     for (t, kernel) in convs.into_iter().zip(banks) {
