@@ -1,6 +1,7 @@
 //! The `__const` section: weight chunks and activation tables, 64-byte aligned, each with
 //! its `K<sha256>` symbol.
 
+use crate::error::BackendError;
 use crate::layout::round_up;
 use crate::task::KernelChunk;
 use anec_codegen::hwx::model::ConstSymbol;
@@ -46,7 +47,43 @@ impl ConstSection {
             .collect()
     }
 
-    /// Adds an activation table, named `K<sha256>`.
+    /// Puts `table` at the head of every chunk of `banks`, the weight banks added last
+    /// (in order, ending the section): they are taken out and added again, each chunk
+    /// `[table][its bytes]`, and their new chunks returned (a convolution applying an
+    /// activation table, `matmul.md` §2).
+    pub fn with_table_heads(
+        &mut self,
+        banks: &[Vec<KernelChunk>],
+        table: &[u8],
+    ) -> Result<Vec<Vec<KernelChunk>>, BackendError> {
+        let Some(start) = banks.iter().flatten().next().map(|k| k.offset) else {
+            return Ok(banks.to_vec());
+        };
+        let mut at = start;
+        let mut old = Vec::with_capacity(banks.len());
+        for bank in banks {
+            let mut chunks = Vec::with_capacity(bank.len());
+            for k in bank {
+                let bytes = self.bytes.get(k.offset as usize..(k.offset + k.size) as usize);
+                let (true, Some(bytes)) = (k.offset == at, bytes) else {
+                    return Err(BackendError::Internal(format!(
+                        "a weight chunk at {:#x} is not the next one",
+                        k.offset
+                    )));
+                };
+                chunks.push([table, bytes].concat());
+                at = round_up(k.offset + k.size, 64);
+            }
+            old.push(chunks);
+        }
+        if at != round_up(self.bytes.len() as u64, 64) {
+            return Err(BackendError::Internal("the weight banks given a table do not end the section".into()));
+        }
+        self.bytes.truncate(start as usize);
+        self.symbols.retain(|s| s.offset < start);
+        Ok(old.iter().map(|chunks| self.add_weights(chunks)).collect())
+    }
+
     /// Adds an activation table read by `nes` NEs, named `K<sha256>`: every NE's channel
     /// reads the one table, and the section reserves a table's room per NE after it, zero
     /// (the current corpus: 16 NEs 2 KiB, 8 NEs 1 KiB; v4.2.1's sigmoid, 1 NE, 0x80).
@@ -87,5 +124,31 @@ impl ConstSection {
         let end = round_up(self.bytes.len() as u64, 64);
         self.bytes.resize(end as usize, 0);
         (self.bytes, self.symbols)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    /// Two banks (a convolution's two slices) get the table at the head of each chunk, in
+    /// place of the banks without it; a bank that does not end the section is refused.
+    #[test]
+    fn tables_head_every_chunk_of_the_last_banks() {
+        let mut c = ConstSection::default();
+        c.add_table(&[7; 0x80], 1);
+        let a = c.add_weights(&[vec![1; 0x40], vec![2; 0x80]]);
+        let b = c.add_weights(&[vec![3; 0x40]]);
+        let table = [9u8; 0x80];
+        let banks = c.with_table_heads(&[a.clone(), b.clone()], &table).unwrap();
+        let offsets: Vec<(u64, u64)> = banks.iter().flatten().map(|k| (k.offset, k.size)).collect();
+        assert_eq!(offsets, [(0x80, 0xc0), (0x140, 0x100), (0x240, 0xc0)]);
+        let (bytes, symbols) = c.clone().finish();
+        assert_eq!(bytes.len(), 0x300);
+        assert_eq!((&bytes[..0x80], &bytes[0x140..0x1c0], bytes[0x1c0]), (&[7u8; 0x80][..], &table[..], 2));
+        assert_eq!(symbols.len(), 4, "the table's symbol and three chunks");
+        assert!(c.with_table_heads(&[a], &table).is_err());
     }
 }

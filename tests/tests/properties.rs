@@ -37,6 +37,16 @@ fn linear_agrees() {
 }
 
 #[test]
+fn a_table_activation_in_the_convolution_agrees() {
+    run_family("conv_activation", CASES, families::conv_activation());
+}
+
+#[test]
+fn a_table_activation_of_a_vector_read_by_the_planar_engine_agrees() {
+    run_family("vector_activation_pe", CASES, families::vector_activation_pe());
+}
+
+#[test]
 fn two_linears_in_a_row_agree() {
     run_family("mlp", CASES, families::mlp());
 }

@@ -8,16 +8,19 @@
 //!    are split into slices, one task each, the first task keeping the input in L2 for the
 //!    others and computing the highest slice;
 //! 4. each task's share of the kernel is dealt over the 16 NEs (`weights`), in the sparse
-//!    form for stride-2 1x1 kernels.
+//!    form for stride-2 1x1 kernels;
+//! 5. a fused table activation (`with_table`) puts its 128-byte table at the head of
+//!    every kernel chunk (NonlinearMode 2).
 
 use super::{attr, base_task};
+use crate::activation::{self, TableFn};
 use crate::affine::{channel_affine, gain_offset};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::layout::{round_up, L2_GRANULE};
-use crate::task::{ConvGeom, Engine, SourceResidency, Surface, Task};
+use crate::task::{ConvGeom, Engine, KernelChunk, Nonlinear, SourceResidency, Surface, Task};
 use crate::weights::{self, Kernel, Packing};
 use crate::window::{window, Window};
 use anec_ir::{DType, Module, Op, TensorType};
@@ -140,6 +143,30 @@ pub(super) fn lower_conv(
         tasks.push(t);
     }
     Ok(tasks)
+}
+
+/// Makes the convolution tasks of `tasks` apply the activation `f` (NonlinearMode 2):
+/// each NE's kernel chunk becomes `[the table, 128 bytes][its blocks]`, the layout of
+/// Apple's compute task with a fused gelu (`chain_pair_mm_gelu`, `chain_ffn`: chunks of
+/// 0x80 + the weights, `matmul.md` §2). A folded matmul's copy-out task keeps its pass.
+pub(super) fn with_table(tasks: &mut [Task], f: TableFn, consts: &mut ConstSection) -> Result<(), BackendError> {
+    let convs: Vec<&mut Task> = tasks.iter_mut().filter(|t| t.engine == Engine::NeConv).collect();
+    if convs.is_empty() {
+        return Err(BackendError::Internal(format!("a {f:?} table fused into a group with no convolution task")));
+    }
+    let banks: Vec<Vec<KernelChunk>> = convs.iter().map(|t| t.kernel.clone()).collect();
+    let banks = consts.with_table_heads(&banks, &activation::table(f))?;
+    for (t, kernel) in convs.into_iter().zip(banks) {
+        (t.kernel, t.nonlinear, t.table) = (kernel, Nonlinear::Table, Some(f));
+    }
+    Ok(())
+}
+
+/// Whether the convolution's kernel is fp16 (stored as fp16 or fp32), the format Apple's
+/// records show a table beside.
+pub(super) fn fp16_kernel(m: &Module, op: &Op) -> bool {
+    let blob = op.attr("weights").and_then(|a| a.as_resource()).and_then(|(name, _)| m.resources.get(name));
+    blob.is_some_and(|b| matches!(b.dtype, DType::F16 | DType::F32))
 }
 
 /// The op's weights as a kernel of `cout` x `cin_g` x the window.

@@ -4,7 +4,9 @@
 //! output's shape, so an operand that must first be computed, broadcast or loaded goes
 //! through L2. The three recipes:
 //! - `real_div(x, z)` of `[1, C, 1, 1]` tensors: the reciprocal table writes `1/z` as one
-//!   packed row (8 NEs), the PE multiplies `x` by it;
+//!   packed row (8 NEs), the PE multiplies `x` by it; likewise any table activation of a
+//!   `[1, C, 1, 1]` value read by a PE op (`x + gelu(x)`: the PE reads x where the table
+//!   task staged it, `chains.md` §2.10);
 //! - `op(x, broadcast(z))`: an NE copy of `z` into L2, read by the PE with broadcast flags;
 //! - a per-channel gain/offset: an NE task loads `[bias; scale]` rows from the constant
 //!   section, a three-operand PE task computes `(x + bias) * scale`.
@@ -21,7 +23,7 @@ use crate::consts::ConstSection;
 use crate::encode::{CONST_BAR, PACKED_VECTOR_NES};
 use crate::error::BackendError;
 use crate::layout::{round_up, L2Region, Strides, L2_GRANULE};
-use crate::task::{Engine, L2Form, L2Operand, L2Vector, PeOp, Surface, Task};
+use crate::task::{Engine, L2Form, L2Link, L2Operand, L2Vector, PeOp, SourceResidency, Surface, Task};
 use anec_ir::{Attr, DType, Module, Op, OpCode, TensorType, ValueId};
 use anec_passes::Group;
 use half::f16;
@@ -76,15 +78,20 @@ pub fn plan_ops(m: &Module) -> Plan {
 fn producer_form(m: &Module, prod: &Op, v: ValueId) -> Option<L2Form> {
     let ty = m.ty(v)?;
     match prod.opcode {
-        OpCode::Neuron if prod.attr("mode").and_then(Attr::as_str) == Some("inv") => {
-            ((ty.n, ty.d, ty.h, ty.w) == (1, 1, 1, 1)).then_some(L2Form::Packed)
-        }
+        OpCode::Neuron if table_neuron(prod) => ((ty.n, ty.d, ty.h, ty.w) == (1, 1, 1, 1)).then_some(L2Form::Packed),
         OpCode::Broadcast => {
             let src = prod.operands.first().and_then(|&s| m.ty(s))?;
             (src.n == 1 && src.d == 1 && broadcast_flags(prod).is_some()).then_some(L2Form::Standard)
         }
         _ => None,
     }
+}
+
+/// An activation the NE computes through a table (`real_div`'s reciprocal, a gelu, ...).
+fn table_neuron(op: &Op) -> bool {
+    let mode = op.attr("mode").and_then(Attr::as_str).unwrap_or_default();
+    let number = |name: &str| op.attr(name).and_then(Attr::as_float);
+    super::neuron::table_fn(mode, number("alpha"), number("beta")).is_some()
 }
 
 /// Word 0x158 of a broadcast's axes; `None` for an axis the PE cannot broadcast.
@@ -143,17 +150,48 @@ pub fn producer(
     let dest = Surface { bar: 0, ty, strides: Strides::of(&ty, &Default::default()), offset: 0 };
     let mut t = base_task(op, bufs, dest, Engine::NePass)?;
     t.l2_result = Some(L2Vector { form, region: region(form, &ty) });
+    if let Some(staged) = shared_source(m, op, v, form) {
+        (t.residency, t.l2_source) = (SourceResidency::LoadAndKeep, Some(staged));
+    }
     match op.opcode {
         OpCode::Broadcast => Ok(t),
         _ => with_table(op, t, PACKED_VECTOR_NES, consts),
     }
 }
 
+/// Where a packed producer keeps its own source for the consumer, when the consumer's
+/// first operand is that source (`y = x + gelu(x)`: Apple's `env_chain_residual_gelu`
+/// loads x once, `chains.md` §2.9a): the standard layout after the packed result.
+fn shared_source(m: &Module, prod: &Op, v: ValueId, form: L2Form) -> Option<L2Vector> {
+    let x = *prod.operands.first()?;
+    let reader = m.users(v).next()?;
+    if form != L2Form::Packed || reader.operands.first() != Some(&x) {
+        return None;
+    }
+    let ty = m.ty(x)?;
+    let base = region(form, ty).end();
+    let r = region(L2Form::Standard, ty);
+    Some(L2Vector { form: L2Form::Standard, region: L2Region { base, ..r } })
+}
+
 /// The consumer task of `op` (a planar-engine elementwise op) whose second operand,
-/// produced by `prod`, is kept in L2.
-pub fn consumer(op: &Op, prod: &Op, form: L2Form, bufs: &Buffers, dest: Surface) -> Result<Task, BackendError> {
+/// produced by `prod`, is kept in L2; its first operand, when it is the producer's
+/// source, read where the producer staged it (L2 SourceCfg AliasConvSrc, AliasConvRslt).
+pub fn consumer(
+    m: &Module,
+    op: &Op,
+    prod: &Op,
+    form: L2Form,
+    bufs: &Buffers,
+    dest: Surface,
+) -> Result<Task, BackendError> {
     let x = super::first_operand(op, bufs)?;
     let mut t = super::elementwise::lower_scaled_ew_from(op, vec![x], dest)?;
+    let staged = prod.results.first().and_then(|&v| shared_source(m, prod, v, form));
+    if let Some(staged) = staged {
+        (t.residency, t.l2_source) = (SourceResidency::Resident, Some(staged));
+        t.l2_link = Some(L2Link { conv_src: true, conv_result: true, ..L2Link::default() });
+    }
     let src = bufs.surface(*prod.operands.first().ok_or_else(|| BackendError::Internal("no operand".into()))?)?;
     let broadcast = match form {
         L2Form::Standard => broadcast_flags(prod).unwrap_or(0),
@@ -258,6 +296,31 @@ mod tests {
         let p = plan_ops(&m);
         assert_eq!(p.kept.values().collect::<Vec<_>>(), vec![&L2Form::Packed]);
         assert!(plan_ops(&real_div(f16(64, 8, 8))).kept.is_empty());
+    }
+
+    /// `env_chain_residual_gelu_1x768x1x1`: `x + gelu(x)`: the gelu of a channel vector is
+    /// kept packed (one 0x600 row) and x, staged by the table task after it (0x10 per
+    /// channel), is the add's first operand in L2; `z + gelu(x)` reads z from memory.
+    #[test]
+    fn a_table_activation_of_a_vector_is_kept_packed_beside_its_staged_source() {
+        let ty = f16(768, 1, 1);
+        let residual = |other_input: bool| {
+            let mut m = Module::new("net");
+            let (x, z) = (m.add_value(ty), m.add_value(ty));
+            m.inputs = vec![port("x", x), port("z", z)];
+            let g = op(&mut m, OpCode::Neuron, vec![x], ty, &[("mode", Attr::Str("gelu".into()))]);
+            let first = if other_input { z } else { x };
+            let y = op(&mut m, OpCode::ScaledElementwise, vec![first, g], ty, &[("kind", Attr::Str("add".into()))]);
+            m.outputs = vec![port("y@output", y)];
+            m
+        };
+        let m = residual(false);
+        let g = m.ops[0].results[0];
+        assert_eq!(plan_ops(&m).kept.get(&g), Some(&L2Form::Packed));
+        let staged = shared_source(&m, &m.ops[0], g, L2Form::Packed).unwrap();
+        assert_eq!((staged.region.base, staged.region.channel, staged.region.row), (0x600, 0x10, 0x3000));
+        let m = residual(true);
+        assert!(shared_source(&m, &m.ops[0], m.ops[0].results[0], L2Form::Packed).is_none());
     }
 
     /// A kept value read twice, or as an output, goes through memory.

@@ -407,7 +407,7 @@ fn compute(
         tasks = keep_product(conv_op, tasks, f, &xt, dest)?;
     }
     for t in tasks.iter_mut().filter(|t| t.engine == crate::task::Engine::NeConv) {
-        if g.neuron.is_some() {
+        if super::fuses_relu(m, g) {
             t.nonlinear = crate::task::Nonlinear::Relu;
         }
         t.residency = SourceResidency::Resident;

@@ -86,7 +86,7 @@ pub(super) fn read_product(
     let out = conv::Output { dest, transposed: true, source: Some(surface(ty)), kept_transposed: false };
     let mut tasks = conv::lower_conv(m, conv_op, goc, bufs, out, consts, gen)?;
     for t in &mut tasks {
-        if g.neuron.is_some() {
+        if super::fuses_relu(m, g) {
             t.nonlinear = Nonlinear::Relu;
         }
         t.residency = SourceResidency::Resident;

@@ -168,7 +168,7 @@ pub(super) fn second(
     let [c2] = tasks.as_mut_slice() else {
         return Err(crate::window::unsupported(conv_op, "a second matmul of a serial pair in slices"));
     };
-    if g.neuron.is_some() {
+    if super::fuses_relu(m, g) {
         c2.nonlinear = Nonlinear::Relu;
     }
     c2.residency = SourceResidency::Resident;

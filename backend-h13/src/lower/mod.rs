@@ -58,10 +58,9 @@ use anec_ir::{Attr, Module, Op, OpCode};
 use anec_passes::Group;
 
 /// Splits the generic fusion groups into what one H13 task runs: a fused gain/offset
-/// (scalar or per channel) joins the convolution's task, and a fused activation must be
-/// native ReLU (a table-driven activation needs kernel channel 0, which the
-/// convolution's weights use). A planar-engine reduction takes nothing in. Ops left out
-/// become groups of their own.
+/// (scalar or per channel) joins the convolution's task, and so does a fused activation
+/// that is native ReLU or a table the convolution applies (`fused_activation`). A
+/// planar-engine reduction takes nothing in. Ops left out become groups of their own.
 pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
     let mut out = Vec::new();
     for g in groups {
@@ -72,7 +71,7 @@ pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
             let fits = head != Some(OpCode::Reduction)
                 && match op.opcode {
                     OpCode::GainOffsetControl => cur.neuron.is_none(),
-                    OpCode::Neuron => op.attr("mode").and_then(Attr::as_str) == Some("relu"),
+                    OpCode::Neuron => m.ops.get(cur.head).is_some_and(|h| fused_activation(m, h, op)),
                     _ => false,
                 };
             match (fits, op.opcode) {
@@ -87,6 +86,15 @@ pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
         out.push(cur);
     }
     absorb_swaps(m, out)
+}
+
+/// An activation a convolution `conv` applies in its own task: native ReLU, or a table
+/// (NonlinearMode 2) at the head of each fp16 kernel chunk (`conv::with_table`; Apple's
+/// compute task of `chain_pair_mm_gelu`, `chains.md` §2.5).
+fn fused_activation(m: &Module, conv: &Op, neuron: &Op) -> bool {
+    let relu = neuron.attr("mode").and_then(Attr::as_str) == Some("relu");
+    let table = conv.opcode == OpCode::Conv && neuron::conv_table(neuron).is_some() && conv::fp16_kernel(m, conv);
+    relu || table
 }
 
 /// Lets a convolution's task write its result with C and W swapped (Common.Cfg bit 28)
@@ -123,7 +131,10 @@ fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
                 && prev.neuron.is_none()
                 && prev.swap.is_none();
             let relu = op.opcode == OpCode::Neuron && op.attr("mode").and_then(Attr::as_str) == Some("relu");
-            if (swapped || planar) && sole && relu {
+            let conv_head = m.ops.get(prev.head).filter(|h| h.opcode == OpCode::Conv);
+            let in_conv =
+                swapped && op.opcode == OpCode::Neuron && conv_head.is_some_and(|h| fused_activation(m, h, op));
+            if (swapped || planar) && sole && relu || sole && in_conv {
                 prev.neuron = Some(g.head);
                 continue;
             }
@@ -177,9 +188,7 @@ pub fn lower_group(
         return Ok(tasks);
     }
     if let Some(mut tasks) = lower_l2_pair(m, g, bufs, consts, gen)? {
-        if g.neuron.is_some() {
-            tasks.iter_mut().for_each(with_relu);
-        }
+        fuse_activation(m, g, &mut tasks, consts)?;
         return Ok(tasks);
     }
     if m.ops.get(g.head).is_some_and(|op| op.opcode == OpCode::Constant) {
@@ -214,9 +223,7 @@ pub fn lower_group(
         }
         (None, _) => lower(m, head, goc, dest, bufs, consts, gen)?,
     };
-    if g.neuron.is_some() {
-        tasks.iter_mut().for_each(with_relu);
-    }
+    fuse_activation(m, g, &mut tasks, consts)?;
     // A softmax whose result is a runtime matmul's x writes it as that matmul's kernel.
     if let (OpCode::Softmax, Some(mm), Some(t)) = (head.opcode, m.users(*result).next(), tasks.last_mut()) {
         if let Some(b) = matmul_runtime::kernel_from_producer(m, mm) {
@@ -224,6 +231,25 @@ pub fn lower_group(
         }
     }
     Ok(tasks)
+}
+
+/// Applies the group's fused activation to its tasks: a table in the convolution's
+/// kernel chunks (`conv::with_table`, which also overrides a recipe's ReLU), else ReLU.
+fn fuse_activation(m: &Module, g: &Group, tasks: &mut [Task], consts: &mut ConstSection) -> Result<(), BackendError> {
+    let Some(op) = g.neuron.and_then(|i| m.ops.get(i)) else { return Ok(()) };
+    match neuron::conv_table(op) {
+        Some(f) => conv::with_table(tasks, f, consts),
+        None => {
+            tasks.iter_mut().for_each(with_relu);
+            Ok(())
+        }
+    }
+}
+
+/// True when the group's fused activation is ReLU (NonlinearMode 1; a table activation is
+/// set by [`fuse_activation`]).
+pub(super) fn fuses_relu(m: &Module, g: &Group) -> bool {
+    g.neuron.and_then(|i| m.ops.get(i)).is_some_and(|op| neuron::conv_table(op).is_none())
 }
 
 /// A fused ReLU: the NE's NonlinearMode 1, or the planar engine's ReLU bit.
@@ -265,7 +291,7 @@ fn lower_l2_pair(
     if let Some((prod, form)) = op.operands.get(1).and_then(kept) {
         // (Its fused ReLU, if any, writes the group's result.)
         let last = m.ops.get(g.last()).ok_or_else(|| BackendError::Internal(format!("no op {}", g.last())))?;
-        return Ok(Some(vec![l2_pair::consumer(op, prod, form, bufs, dest(last)?)?]));
+        return Ok(Some(vec![l2_pair::consumer(m, op, prod, form, bufs, dest(last)?)?]));
     }
     if gen.l2_staging && l2_pair::per_channel(op) && g.neuron.is_none() && g.goc.is_none() {
         return Ok(Some(l2_pair::channel_affine_tasks(m, op, bufs, dest(op)?, consts)?));
@@ -471,6 +497,7 @@ mod tests {
     #![allow(clippy::unwrap_used)]
 
     use super::*;
+    use crate::activation::TableFn;
     use crate::buffers;
     use crate::generation::BarOrder;
     use crate::task::{NeAffine, PoolMode};
@@ -600,6 +627,34 @@ mod tests {
         assert_eq!(t.affine, NeAffine::default());
         let (bytes, _) = consts.finish();
         assert_eq!(&bytes[0x40..0x42], &[0x00, 0x40], "channel 1's bias 2.0 leads chunk 1");
+    }
+
+    /// `chains.md` §2.5: a table activation joins the convolution, its table at the head
+    /// of every kernel chunk, before the chunk's bias and weights.
+    #[test]
+    fn a_table_activation_runs_in_the_convolution_with_its_table_first() {
+        let mut m = conv_goc_relu();
+        m.ops[2].attrs.insert("mode".into(), Attr::Str("gelu".into()));
+        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
+        let groups = h13_groups(&m, &generic);
+        assert_eq!(groups, generic);
+        let bufs =
+            buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default()).unwrap();
+        let mut consts = ConstSection::default();
+        let t = one(lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap()).unwrap();
+        assert_eq!((t.engine, t.nonlinear, t.table), (Engine::NeConv, Nonlinear::Table, Some(TableFn::Gelu)));
+        let sizes: Vec<u64> = t.kernel.iter().map(|k| k.size).collect();
+        assert_eq!(sizes, [0xc0; 3], "[table 0x80][bias, weights 0x40] per NE");
+        let (bytes, symbols) = consts.finish();
+        let table = crate::activation::table(TableFn::Gelu);
+        for k in &t.kernel {
+            assert_eq!(&bytes[k.offset as usize..][..0x80], table.as_slice());
+        }
+        assert_eq!(&bytes[0xc0 + 0x80..][..2], &[0x00, 0x40], "channel 1's bias 2.0 after its table");
+        assert_eq!(symbols.len(), 3, "the banks without a table are gone");
+        // An activation whose table reads a transformed input stays a task of its own.
+        m.ops[2].attrs.insert("mode".into(), Attr::Str("exp".into()));
+        assert_eq!(h13_groups(&m, &generic).len(), 2);
     }
 
     #[test]

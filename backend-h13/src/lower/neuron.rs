@@ -56,6 +56,25 @@ pub fn table_fn(mode: &str, alpha: Option<f64>, beta: Option<f64>) -> Option<Tab
     })
 }
 
+/// The table of an activation a convolution can apply itself (NonlinearMode 2, the
+/// table at the head of each kernel chunk: `conv::with_table`): a table mode that reads
+/// the value as it is. `exp` (PostScale), `rsqrt` and `inv` with eps (AccBias) transform
+/// the input on the stages the convolution's own gain and bias use, so they stay tasks
+/// of their own.
+pub(super) fn conv_table(op: &Op) -> Option<TableFn> {
+    let mode = op.attr("mode").and_then(Attr::as_str)?;
+    let alpha = op.attr("alpha").and_then(Attr::as_float);
+    let transformed = match mode {
+        "exp" | "rsqrt" => true,
+        "inv" => alpha.is_some_and(|a| a != 0.0),
+        _ => false,
+    };
+    if transformed {
+        return None;
+    }
+    table_fn(mode, alpha, op.attr("beta").and_then(Attr::as_float))
+}
+
 /// fp16 1.0.
 const ONE_F16: u16 = 0x3C00;
 

@@ -237,6 +237,107 @@ pub fn activation() -> impl Strategy<Value = Model> {
     )
 }
 
+/// Table activations a convolution can apply in its own task (and a few that stay tasks
+/// of their own: their table reads a transformed input).
+const CONV_ACTIVATIONS: [&str; 10] =
+    ["gelu", "sigmoid", "tanh", "silu", "erf", "elu", "leaky_relu", "clip", "exp", "softsign"];
+
+/// A convolution (1x1 or 3x3 "same", bias or not, up to 96 output channels on up to 32x32:
+/// several passes of blocks per NE) or a `linear` (rank 2 or 3, sometimes followed by a
+/// second one), then a table activation of its result: the table at the head of each
+/// kernel chunk (`chains.md` §2.5).
+pub fn conv_activation() -> impl Strategy<Value = Model> {
+    let conv = (1usize..=8, 1usize..=96, 1usize..=32, 1usize..=32, any::<bool>(), any::<bool>());
+    let linear = (1usize..=16, 1usize..=40, 1usize..=80, any::<bool>(), proptest::option::of(1usize..=24));
+    (select(CONV_ACTIVATIONS.to_vec()), any::<bool>(), conv, linear, (-8i32..=8, 1i32..=16), any::<u64>()).prop_map(
+        |(act, is_conv, (cin, cout, h, w, k3, bias), (s, din, dout, rank3, then), (a, b), seed)| {
+            let (mut t, shape) = if is_conv {
+                let k = if k3 { 3 } else { 1 };
+                let p = (k / 2) as i64;
+                let mut args = vec![
+                    ("x", "x".to_string()),
+                    ("weight", fp16_tensor(&[cout, cin, k, k], &scaled(seed, cout * cin * k * k, cin * k * k))),
+                    ("strides", ints(&[1, 1])),
+                    ("pad_type", string("custom")),
+                    ("pad", ints(&[p, p, p, p])),
+                    ("dilations", ints(&[1, 1])),
+                    ("groups", int(1)),
+                ];
+                if bias {
+                    args.push(("bias", fp16_tensor(&[cout], &weights(seed ^ 1, cout))));
+                }
+                let mut t = MilText::new(&[("x", &[1, cin, h, w])]);
+                t.op("mac_0", &[1, cout, h, w], "conv", &args);
+                (t, vec![1, cout, h, w])
+            } else {
+                let (xs, ys) = if rank3 { (vec![1, s, din], vec![1, s, dout]) } else { (vec![s, din], vec![s, dout]) };
+                let args = [
+                    ("x", "x".to_string()),
+                    ("weight", fp16_tensor(&[dout, din], &scaled(seed, dout * din, din))),
+                    ("bias", fp16_tensor(&[dout], &weights(seed ^ 1, dout))),
+                ];
+                let mut t = MilText::new(&[("x", &xs)]);
+                t.op("mac_0", &ys, "linear", &args);
+                (t, ys)
+            };
+            let (mut args, _) = activation_args(act, a as f32 / 8.0, b as f32 / 4.0);
+            args[0].1 = "mac_0".into();
+            t.op("act_0", &shape, act, &args);
+            // A linear's activation read by a second linear (the feed-forward of
+            // `chain_ffn`: the first product handed over in L2).
+            match then.filter(|_| !is_conv) {
+                Some(o) => {
+                    let mut ys = shape.clone();
+                    if let Some(last) = ys.last_mut() {
+                        *last = o;
+                    }
+                    let args = [
+                        ("x", "act_0".to_string()),
+                        ("weight", fp16_tensor(&[o, dout], &scaled(seed ^ 2, o * dout, dout))),
+                        ("bias", fp16_tensor(&[o], &weights(seed ^ 3, o))),
+                    ];
+                    t.op("mac_1", &ys, "linear", &args).output("mac_1");
+                }
+                None => {
+                    t.output("act_0");
+                }
+            }
+            mil("conv_activation", &t, &["mac_0", "act_0", "mac_1"], seed, RANGE)
+        },
+    )
+}
+
+/// `op(x or z, act(x))` of `[1, C, 1, 1]` vectors, `act` a table activation: the table
+/// task keeps its result as one packed row in L2 and, when the other operand is x, x
+/// staged for the planar engine (`chains.md` §2.10); also the operands the other way round.
+pub fn vector_activation_pe() -> impl Strategy<Value = Model> {
+    let acts = select(vec!["gelu", "sigmoid", "tanh", "silu", "exp", "sqrt", "inverse"]);
+    // (add and sub: a product scales the table's error by the other operand, which the
+    // harness's per-op tolerance does not allow for.)
+    let ops = select(vec!["add", "sub"]);
+    (acts, ops, 1usize..=1000, (any::<bool>(), any::<bool>()), any::<u64>()).prop_map(
+        |(act, op, c, (same, swapped), seed)| {
+            let shape = [1, c, 1, 1];
+            let (args, range) = activation_args(act, 0.0, 1.0);
+            // Within [-2, 2] x * exp(x) stays in fp16's range.
+            let range = if range == POSITIVE { POSITIVE } else { RANGE };
+            let mut t = MilText::new(&[("x", &shape), ("z", &shape)]);
+            t.op("act_0", &shape, act, &args);
+            let other = if same { "x" } else { "z" };
+            let (a, b) = if swapped { ("act_0", other) } else { (other, "act_0") };
+            t.op("ew_0", &shape, op, &[("x", a.into()), ("y", b.into())]).output("ew_0");
+            mil("vector_activation_pe", &t, &["act_0", "ew_0"], seed, range)
+        },
+    )
+}
+
+/// `n` weights of a sum over `fan_in` terms, scaled so the sum stays within a few units
+/// (the activation's table is exercised over its knots, not only its saturated ends).
+fn scaled(seed: u64, n: usize, fan_in: usize) -> Vec<f32> {
+    let k = 2.0 / (fan_in as f32).sqrt();
+    weights(seed, n).iter().map(|v| v * k).collect()
+}
+
 /// Gain/offset: `mul` then `add` (or `sub`) by a scalar or per-channel `[1, c, 1, 1]`
 /// constant.
 pub fn goc() -> impl Strategy<Value = Model> {

@@ -47,6 +47,9 @@ pub struct Layout {
     pub kh: usize,
     /// Kernel width.
     pub kw: usize,
+    /// Each chunk starts with the activation table of NonlinearMode 2 (128 bytes), the
+    /// coefficients after it (`matmul.md` §2: Apple's compute task with a fused gelu).
+    pub table: bool,
 }
 
 /// The output channels `[start, start + len)` of a group that one NE gets in one pass.
@@ -92,11 +95,20 @@ impl Layout {
         bias.saturating_add(w) as u64
     }
 
-    /// Bytes chunk `ne` needs in the dense format (padded to 64).
+    /// Bytes chunk `ne` needs in the dense format (padded to 64), with its table.
     pub fn dense_chunk(&self, ne: usize) -> u64 {
         let part: u64 = self.blocks(ne).iter().map(|b| self.dense_block(b.len)).sum();
         let part = if self.groups > 1 { round64(part) } else { part };
-        round64(part.saturating_mul(self.groups as u64))
+        round64(part.saturating_mul(self.groups as u64)).saturating_add(self.head())
+    }
+
+    /// Bytes before the coefficients of a chunk: the table, when the chunks hold one.
+    fn head(&self) -> u64 {
+        if self.table {
+            TABLE_BYTES as u64
+        } else {
+            0
+        }
     }
 }
 
@@ -203,7 +215,7 @@ pub fn read(mem: &Memory<'_>, td: usize, bar: Option<u8>, l: &Layout) -> Result<
         if blocks.is_empty() {
             continue;
         }
-        let mut cur = Cursor { td, ne, bytes, at: 0 };
+        let mut cur = Cursor { td, ne, bytes, at: l.head() as usize };
         for g in 0..l.groups {
             for b in &blocks {
                 let first = g * l.cout + b.start;
@@ -294,6 +306,30 @@ pub fn vector(
     let bytes =
         mem.bytes(td, bar, at, 2 * count, &format!("the {name} stream (base word {:#05x})", size_word - 0x10))?;
     Ok(bytes.chunks_exact(2).map(|b| Fmt::F16.decode(b)).collect())
+}
+
+/// The activation tables at the head of every chunk that holds channels (a convolution
+/// with NonlinearMode 2): each NE reads its own; the model runs one, so they must be the
+/// same bytes.
+pub fn chunk_table(mem: &Memory<'_>, td: usize, bar: Option<u8>, l: &Layout) -> Result<Table, SimError> {
+    let heads: Vec<(usize, Stream)> = (0..NES)
+        .filter(|&ne| !l.blocks(ne).is_empty())
+        .filter_map(|ne| l.chunks[ne].map(|s| (ne, Stream { addr: s.addr, size: TABLE_BYTES as u64 })))
+        .collect();
+    let (_, first) =
+        heads.first().ok_or_else(|| SimError::access(td, "a table in the coefficient chunks, but no chunk"))?;
+    let table = self::table(mem, td, bar, first)?;
+    let b = kbar(td, bar)?;
+    let bytes =
+        |s: &Stream| mem.bytes(td, b, i64::try_from(s.addr).unwrap_or(i64::MAX), TABLE_BYTES, "a chunk's table");
+    let want = bytes(first)?.to_vec();
+    for (ne, s) in &heads {
+        if bytes(s)? != want.as_slice() {
+            let reason = "every chunk starts with the same table (the model applies one)";
+            return Err(SimError::field(td, format!("KernelDMASrc.CoeffBaseAddr[{ne}]"), s.addr, reason));
+        }
+    }
+    Ok(table)
 }
 
 /// The activation table of coefficient channel 0.

@@ -35,7 +35,7 @@ fn section(chunks: &[Vec<u8>]) -> (Vec<u8>, [Option<Stream>; NES]) {
 
 fn layout(chunks: [Option<Stream>; NES], ocg_size: u32, bias: bool, groups: usize, shape: [usize; 4]) -> Layout {
     let [cout, cin, kh, kw] = shape;
-    Layout { fmt: Fmt::F16, ocg_size, chunks, sparse: false, bias, groups, cin, cout, kh, kw }
+    Layout { fmt: Fmt::F16, ocg_size, chunks, sparse: false, bias, groups, cin, cout, kh, kw, table: false }
 }
 
 /// A weight exact in fp16: distinct for every (co, ci, ky, kx) of the small shapes here.
@@ -274,4 +274,32 @@ fn short_streams_are_errors_naming_the_size_field() {
     assert!(vector(&mem(vec![0; 0x100]), 0, Some(1), &s, 40, "bias", 0x114).is_err());
     assert!(vector(&mem(vec![0; 0x100]), 0, Some(1), &s, 4, "bias", 0x114).is_ok());
     assert!(vector(&mem(vec![0; 0x100]), 0, None, &s, 4, "bias", 0x114).is_err());
+}
+
+/// A convolution with NonlinearMode 2 (`matmul.md` §2): every chunk is [table 0x80][its
+/// blocks]; the coefficients are read after the table, the table from the chunks' heads,
+/// which must agree.
+#[test]
+fn a_table_heads_every_chunk_before_the_coefficients() {
+    let table = anec_backend_h13::activation::table(anec_backend_h13::activation::TableFn::Sigmoid);
+    let chunks: Vec<Vec<u8>> = (0..16)
+        .map(|i| {
+            let mut c = table.clone();
+            push(&mut c, bv(i));
+            (0..2).for_each(|ci| push(&mut c, wv(i, ci, 0, 0)));
+            pad64(&mut c);
+            c
+        })
+        .collect();
+    let (mut bytes, streams) = section(&chunks);
+    let l = Layout { table: true, ..layout(streams, 0, true, 1, [16, 2, 1, 1]) };
+    assert_eq!(l.dense_chunk(5), 0xc0);
+    let k = read(&mem(bytes.clone()), 0, Some(1), &l).unwrap();
+    for co in 0..16 {
+        assert_eq!((k.bias[co], k.at(co, 1, 0, 0)), (bv(co), wv(co, 1, 0, 0)));
+    }
+    assert!(chunk_table(&mem(bytes.clone()), 0, Some(1), &l).is_ok());
+    bytes[3 * 0xc0 + 5] ^= 1;
+    let e = chunk_table(&mem(bytes), 0, Some(1), &l).unwrap_err().to_string();
+    assert!(e.contains("CoeffBaseAddr[3]"), "{e}");
 }

@@ -75,8 +75,9 @@ pub fn prepare(mem: &Memory<'_>, td: usize, ne: &NeTask, cout: usize) -> Result<
             *m *= x;
         }
     }
-    let table = match &ne.nonlinear {
-        Nonlinear::Table(s) => Some(kernel::table(mem, td, ne.kbar, s)?),
+    let table = match (&ne.nonlinear, &ne.mac) {
+        (Nonlinear::Table(_), Mac::Kernel { layout, .. }) => Some(kernel::chunk_table(mem, td, ne.kbar, layout)?),
+        (Nonlinear::Table(s), _) => Some(kernel::table(mem, td, ne.kbar, s)?),
         _ => None,
     };
     Ok(Prepared { kernel, post: Post { bias, scale, table, relu: ne.nonlinear == Nonlinear::Relu } })
@@ -248,6 +249,7 @@ mod tests {
             cout: 2,
             kh: 1,
             kw: 1,
+            table: false,
         };
         task(
             Mac::Kernel { layout: Box::new(layout), depthwise },

@@ -553,6 +553,7 @@ mod tests {
             cout: 3,
             kh: 1,
             kw: 1,
+            table: false,
         };
         assert_eq!(ne.mac, Mac::Kernel { layout: Box::new(layout), depthwise: false });
         assert_eq!(t.l2_result, Region { base: 0x30, channel: 0x10, row: 0x30, depth: 0 });

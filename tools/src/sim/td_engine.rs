@@ -14,6 +14,7 @@
 use super::error::SimError;
 use super::kernel::{Layout, NES};
 use super::memory::Fmt;
+use super::table::TABLE_BYTES;
 use super::td::{Common, Header, Mac, NeTask, Nonlinear, Operands, PadMode, PeOp, PeTask, Stream, Unit};
 use super::td_reduce;
 use half::f16;
@@ -484,6 +485,7 @@ fn kernel_mac(r: &Reader, c: &Common, k: &KernelDma, m: &MacCfg) -> Result<Mac, 
         cout: c.out_dims.c,
         kh: w.kh,
         kw: w.kw,
+        table: m.nonlinear == NONLINEAR_TABLE,
     };
     for (i, slot) in k.chunks.iter().enumerate() {
         let blocks = layout.blocks(i);
@@ -509,7 +511,12 @@ fn kernel_mac(r: &Reader, c: &Common, k: &KernelDma, m: &MacCfg) -> Result<Mac, 
     Ok(Mac::Kernel { layout: Box::new(layout), depthwise })
 }
 
-/// The nonlinear stage; a table (NonlinearMode 2) comes through coefficient channel 0.
+/// NonlinearMode of the activation table.
+const NONLINEAR_TABLE: u64 = 2;
+
+/// The nonlinear stage; a table (NonlinearMode 2) comes through coefficient channel 0:
+/// the whole chunk with the unity kernel, the chunk's first 128 bytes before a
+/// convolution's coefficients (every chunk holds it, `kernel::chunk_table`).
 fn nonlinear(r: &Reader, k: &KernelDma, m: &MacCfg) -> Result<Nonlinear, SimError> {
     match m.nonlinear {
         0 | 1 if m.unity && k.chunks.iter().any(Option::is_some) => {
@@ -517,7 +524,12 @@ fn nonlinear(r: &Reader, k: &KernelDma, m: &MacCfg) -> Result<Nonlinear, SimErro
         }
         0 => Ok(Nonlinear::None),
         1 => Ok(Nonlinear::Relu),
-        _ if !m.unity => Err(r.err("NE.MACCfg.NonlinearMode", 2, "a table with a convolution kernel is not modelled")),
+        _ if !m.unity => {
+            let head = k.chunks[0].ok_or_else(|| {
+                r.err("KernelDMASrc.CoeffDMAConfig[0].En", 0, "NonlinearMode 2 reads its table at this chunk's head")
+            })?;
+            Ok(Nonlinear::Table(Stream { addr: head.addr, size: TABLE_BYTES as u64 }))
+        }
         _ => table_channels(r, k).map(Nonlinear::Table),
     }
 }
