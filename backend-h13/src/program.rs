@@ -43,7 +43,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let gen = opts.compat.data();
     let groups = lower::h13_groups(m, &generic);
     let mut plan = if gen.l2_staging { lower::l2_pair::plan(m, &groups) } else { Default::default() };
-    lower::pairs_that_fit(m, &mut plan);
+    lower::l2_pair::keep_those_that_fit(m, &mut plan);
     let mut kept_at = Default::default();
     if gen.l2_staging {
         plan.kept.extend(lower::matmul::plan(m, &groups));

@@ -74,6 +74,23 @@ pub fn plan_ops(m: &Module) -> Plan {
     plan(m, &groups)
 }
 
+/// Drops from `plan` the L2 pairs whose consumer cannot run in one task (the kept operand,
+/// the consumer's first source and its result beyond the L2 a task addresses): those run
+/// through memory, the producer alone and the consumer in bands (`movement::in_bands`).
+pub fn keep_those_that_fit(m: &Module, plan: &mut Plan) {
+    plan.kept.retain(|&v, &mut form| {
+        let Some(consumer) = m.users(v).next() else { return true };
+        let (Some(kept), Some(out)) = (m.ty(v), consumer.results.first().and_then(|&r| m.ty(r))) else {
+            return true;
+        };
+        let rows = |t: &anec_ir::TensorType| {
+            let row = crate::layout::round_up(u64::from(t.w) * t.dtype.size() as u64, crate::layout::L2_GRANULE);
+            u64::from(t.n) * u64::from(t.c) * u64::from(t.d) * u64::from(t.h) * row
+        };
+        region(form, kept).size + 2 * rows(out) <= crate::encode::l2::L2_ADDRESSABLE
+    });
+}
+
 /// The layout a producer op leaves its result in, if it is one of the recipes.
 fn producer_form(m: &Module, prod: &Op, v: ValueId) -> Option<L2Form> {
     let ty = m.ty(v)?;

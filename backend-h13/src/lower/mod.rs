@@ -3,7 +3,10 @@
 //! operand/result surfaces and returns the [`Task`] its TD encodes (weights, tables and
 //! per-channel vectors go into the const section):
 //! - `attention`: `anec.sdpa` replaced by its steps (matmul, scale, mask, softmax,
-//!   matmul) before grouping;
+//!   matmul) before grouping; `axis_moves`, `regroup`, `width_moves`: transposes split
+//!   into the two kinds the engine runs, ops over axes without a plan between transposes,
+//!   reshapes that move rows, and movement along W the tile DMA cannot address, rewritten
+//!   before grouping too;
 //! - `constant`: constants placed in `__const` (no task);
 //! - `conv`: convolution;
 //! - `pool`: max and average pooling;
@@ -20,7 +23,9 @@
 //! - `pad`: constant padding as a fill and an interior copy;
 //! - `l2_pair`: an NE task leaving an operand in L2 for the planar-engine task after it;
 //! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
-//!   convolution after it (`matmul_source`: x from a layer_norm in L2, a scale on x^T);
+//!   convolution after it (`matmul_source`: x from a layer_norm in L2, a scale on x^T;
+//!   `matmul_chain`: a product handed to the next matmul; `matmul_serial`: a product
+//!   with two readers kept as rows);
 //! - `matmul_runtime`: a matmul of two runtime tensors (x streamed as the kernel).
 
 pub mod attention;
@@ -155,23 +160,6 @@ fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
         out.push(g);
     }
     out
-}
-
-/// Drops from `plan` the L2 pairs whose consumer cannot run in one task (the kept operand,
-/// the consumer's first source and its result beyond the L2 a task addresses): those run
-/// through memory, the producer alone and the consumer in bands (`movement::in_bands`).
-pub fn pairs_that_fit(m: &Module, plan: &mut l2_pair::Plan) {
-    plan.kept.retain(|&v, &mut form| {
-        let Some(consumer) = m.users(v).next() else { return true };
-        let (Some(kept), Some(out)) = (m.ty(v), consumer.results.first().and_then(|&r| m.ty(r))) else {
-            return true;
-        };
-        let rows = |t: &anec_ir::TensorType| {
-            let row = crate::layout::round_up(u64::from(t.w) * t.dtype.size() as u64, crate::layout::L2_GRANULE);
-            u64::from(t.n) * u64::from(t.c) * u64::from(t.d) * u64::from(t.h) * row
-        };
-        l2_pair::region(form, kept).size + 2 * rows(out) <= crate::encode::l2::L2_ADDRESSABLE
-    });
 }
 
 /// Lowers one group to its tasks (one, or a convolution's slices): the head's tasks, with
