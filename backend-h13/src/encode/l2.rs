@@ -26,7 +26,7 @@ const PADDING_MODE_REDUCE_EXTREMUM: u64 = 1;
 
 /// The channel stride of a row the NE streams is at most 0x100 bytes (every NE task of the
 /// current corpus with W >= 128).
-const NE_CHANNEL_CAP: u64 = 0x100;
+pub(crate) const NE_CHANNEL_CAP: u64 = 0x100;
 /// The planar engine's piece when it streams a row ([`row_piece`]).
 const PE_PIECE: u64 = 0x400;
 

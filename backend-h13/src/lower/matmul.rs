@@ -27,8 +27,8 @@ use anec_ir::{Module, Op, OpCode, TensorType, ValueId};
 use anec_passes::Group;
 use std::collections::BTreeMap;
 
-/// Apple's regime boundary: x^T and x together within the 1 MiB L2 (`matmul.md` §1).
-const L2_BYTES: u64 = 1 << 20;
+// Apple's regime boundary: x^T and x together within the 1 MiB L2 (`matmul.md` §1).
+use super::l2_chain::L2_BYTES;
 /// A transposed channel read by a convolution gets one more granule when it is at least
 /// this wide (`matmul.md` §3: `tch = r16(2Mc) + 0x10` from 0x40).
 const CONV_READER_PAD_FROM: u64 = 0x40;

@@ -52,10 +52,10 @@ const NES: u32 = 16;
 const MAX_OCG: u32 = 3;
 /// The kernel DMA's unit: a chunk starts and ends on it.
 const KERNEL_UNIT: u64 = 64;
-/// The L2 yᵀ and y share (as the constant-weight matmul's regime A, `matmul.md` §1).
-const L2_BYTES: u64 = 1 << 20;
-/// A streamed NE source row is cut in pieces of at most this many bytes per channel.
-const NE_CHANNEL_CAP: u64 = 0x100;
+// The L2 yᵀ and y share (as the constant-weight matmul's regime A, `matmul.md` §1), and
+// the NE's piece of a streamed source row (`encode::l2`).
+use super::l2_chain::L2_BYTES;
+use crate::encode::l2::NE_CHANNEL_CAP;
 /// fp16 1.0: the identity scale of the planar-engine copy.
 const ONE_F16: u16 = 0x3C00;
 

@@ -599,16 +599,23 @@ mod tests {
         m
     }
 
+    /// The convolution, its gain/offset and its activation of `conv_goc_relu`, grouped
+    /// (checked to be one group) and lowered to one task.
+    fn lowered_as_one_group(m: &Module) -> (Task, ConstSection) {
+        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
+        let groups = h13_groups(m, &generic);
+        assert_eq!(groups, generic);
+        let bufs =
+            buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default()).unwrap();
+        let mut consts = ConstSection::default();
+        let t = one(lower_group(m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap()).unwrap();
+        (t, consts)
+    }
+
     #[test]
     fn per_channel_goc_and_relu_fuse_into_the_convolution() {
         let m = conv_goc_relu();
-        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
-        let groups = h13_groups(&m, &generic);
-        assert_eq!(groups, generic);
-        let bufs =
-            buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default()).unwrap();
-        let mut consts = ConstSection::default();
-        let t = one(lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap()).unwrap();
+        let (t, consts) = lowered_as_one_group(&m);
         assert_eq!((t.engine, t.nonlinear, t.kernel.len()), (Engine::NeConv, Nonlinear::Relu, 3));
         // Three chunks of 64 bytes, each an output channel's bias, then its weights.
         assert!(t.inline_bias && !t.vectors.any());
@@ -623,13 +630,7 @@ mod tests {
     fn a_table_activation_runs_in_the_convolution_with_its_table_first() {
         let mut m = conv_goc_relu();
         m.ops[2].attrs.insert("mode".into(), Attr::Str("gelu".into()));
-        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
-        let groups = h13_groups(&m, &generic);
-        assert_eq!(groups, generic);
-        let bufs =
-            buffers::bind(&m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default()).unwrap();
-        let mut consts = ConstSection::default();
-        let t = one(lower_group(&m, &groups[0], &bufs, &mut consts, &crate::generation::V4_2).unwrap()).unwrap();
+        let (t, consts) = lowered_as_one_group(&m);
         assert_eq!((t.engine, t.nonlinear, t.table), (Engine::NeConv, Nonlinear::Table, Some(TableFn::Gelu)));
         let sizes: Vec<u64> = t.kernel.iter().map(|k| k.size).collect();
         assert_eq!(sizes, [0xc0; 3], "[table 0x80][bias, weights 0x40] per NE");
@@ -642,6 +643,7 @@ mod tests {
         assert_eq!(symbols.len(), 3, "the banks without a table are gone");
         // An activation whose table reads a transformed input stays a task of its own.
         m.ops[2].attrs.insert("mode".into(), Attr::Str("exp".into()));
+        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
         assert_eq!(h13_groups(&m, &generic).len(), 2);
     }
 

@@ -148,8 +148,7 @@ fn through_transposer(op: &Op, x: Surface, dest: Surface, reduce: PeReduce) -> R
     Ok(vec![transposer, reduction])
 }
 
-/// The L2 of the H13 (1 MiB).
-const L2_BYTES: u64 = 1 << 20;
+use super::l2_chain::L2_BYTES;
 
 /// True for a reduction over the channels of a `[1, C, 1, 1]` tensor.
 fn is_channel_vector(ty: &TensorType, axes: &[usize]) -> bool {

@@ -54,7 +54,7 @@ pub fn needed(m: &Module, op: &Op) -> bool {
         // (A broadcast read by the planar engine as its second operand is left to
         // `l2_pair`: the PE repeats it along W in L2.)
         OpCode::Broadcast => {
-            let axes = axis_names(op);
+            let axes = super::axis_list(op, "axes").unwrap_or_default();
             let planar = op.results.first().is_some_and(|r| super::l2_pair::plan_ops(m).kept.contains_key(r));
             axes.contains(&W) && !planar
         }
@@ -89,7 +89,7 @@ pub fn exchanged(m: &mut Module, op: &Op) {
 
 /// A broadcast along W and other axes as two: along the others, then along W.
 fn split_broadcast(m: &mut Module, op: &Op) -> Option<(Op, Op)> {
-    let axes = axis_names(op);
+    let axes = super::axis_list(op, "axes").unwrap_or_default();
     if op.opcode != OpCode::Broadcast || axes == [W] {
         return None;
     }
@@ -122,11 +122,6 @@ fn swapped_pads(pads: &[i64]) -> Vec<i64> {
 
 fn axis(op: &Op) -> Option<usize> {
     op.attr("axis").and_then(Attr::as_str).and_then(|n| AXES.iter().position(|a| *a == n))
-}
-
-fn axis_names(op: &Op) -> Vec<usize> {
-    let Some(Attr::Array(items)) = op.attr("axes") else { return Vec::new() };
-    items.iter().filter_map(Attr::as_str).filter_map(|n| AXES.iter().position(|a| *a == n)).collect()
 }
 
 #[cfg(test)]
