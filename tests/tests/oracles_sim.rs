@@ -16,8 +16,10 @@ use anec_tests::oracle::{self, Outcome};
 /// The families whose every compiled record is simulated (`encoder_mask`: the cast of a
 /// bool input, whose random inputs are 0 and 1; `encoder_structure`: the slice and the
 /// transpose copies).
-const FAMILIES: [&str; 21] = [
+const FAMILIES: [&str; 23] = [
     "chain_base",
+    "chain_ffn",
+    "chain_residual",
     "chain_pair",
     "chain_norm",
     "chain_order",

@@ -117,6 +117,42 @@ fn folded_matmuls_agree() {
     }
 }
 
+/// The folded chain (P C1 C2 Y) and its residual form (L P C1 C2 add) at shapes other
+/// than the records': several rows of 8, rank 2 and 3, features whose rows are not 0x40
+/// bytes; the first product over 64 KiB (or rows over 1 KiB) folds the whole chain.
+#[test]
+fn folded_feed_forward_blocks_agree() {
+    use props::chains::{model, Kind};
+    let cases = [
+        (Kind::Ffn, 16, 64, 2048, true, 4),
+        (Kind::Ffn, 32, 40, 1040, false, 4),
+        (Kind::Ffn, 64, 96, 768, true, 4),
+        (Kind::ResidualFfn, 16, 64, 2048, true, 5),
+        (Kind::ResidualFfn, 24, 40, 1400, true, 5),
+        (Kind::ResidualFfn, 64, 128, 1024, false, 5),
+    ];
+    for (kind, s, d, n, rank3, tasks) in cases {
+        let m = model(kind, s, d, n, rank3, 9);
+        let source = m.source().unwrap();
+        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
+        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
+        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
+        let h = &compiled.hwx;
+        let between = h.tensors.iter().filter(|t| t.role == anec_codegen::TensorRole::Intermediate).count();
+        // Only the BAR-3 token of a P reading memory (none when x is loaded once).
+        let tokens = usize::from(kind == Kind::Ffn);
+        assert_eq!((h.td_count, between), (tasks, tokens), "{kind:?} {s}x{d}->{n}");
+        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
+        let report = compile_and_compare(&source, &inputs).unwrap();
+        assert!(report.passed(), "{kind:?} {s}x{d}->{n}: {report}");
+    }
+}
+
+#[test]
+fn feed_forward_blocks_agree() {
+    run_family("feed_forward", CASES, props::chains::feed_forward());
+}
+
 #[test]
 fn matmul_with_constant_weights_agrees() {
     run_family("matmul", CASES, families::matmul());

@@ -16,7 +16,8 @@
 //! stays in L2 (`matmul_chain`). Not yet: regime B (x^T through DRAM in the 8-channel
 //! interleave).
 
-use super::{conv, matmul_chain, matmul_serial, matmul_source};
+use super::matmul_fold::{fold, FOLDED_SOURCE_CHANNEL, FOLDED_SOURCE_PAD, FOLD_ROWS};
+use super::{conv, matmul_chain, matmul_fold, matmul_residual, matmul_serial, matmul_source};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
 use crate::error::BackendError;
@@ -45,17 +46,23 @@ pub fn plan(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, L2Form> {
         if !(matmul_source::lone(g) && is_prep(m, prep) && fits(m, prep) && matmul_source::sole(m, v)) {
             continue;
         }
-        let folded = fold(m, prep).is_some();
+        let fold = fold(m, prep);
+        let folded = fold.is_some();
+        let chained = fold.is_some_and(|f| f.chained);
         let scaled = matmul_source::scale_of(m, groups.get(i + 1), v).filter(|_| !folded);
         let (x, c) = match scaled {
             Some(s) => (s, i + 2),
             None => (v, i + 1),
         };
         let Some((cg, conv)) = groups.get(c).and_then(|cg| Some((cg, m.ops.get(cg.head)?))) else { continue };
-        // The compute writes its product transposed to memory, or (unfolded) keeps it in
-        // L2 for the next matmul (`matmul_chain`).
+        // The compute writes its product transposed to memory, or keeps it in L2 for the
+        // next matmul (`matmul_chain`, folded: `matmul_fold`).
         let handed = matmul_chain::product(m, cg, groups.get(c + 1))
-            .filter(|&p| scaled.is_none() && !folded && chain_fits(m, prep, p));
+            .filter(|&p| scaled.is_none() && (chained || (!folded && chain_fits(m, prep, p))));
+        if chained && handed.is_none() {
+            // (A folded chain the groups do not hand over: through memory.)
+            continue;
+        }
         // Or keeps it as rows for two readers, the next matmul and an elementwise op
         // (`matmul_serial`).
         let serial =
@@ -69,6 +76,11 @@ pub fn plan(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, L2Form> {
         kept.insert(v, L2Form::Transposed);
         kept.extend(scaled.map(|s| (s, L2Form::Transposed)));
         kept.extend(handed.map(|p| (p, L2Form::Standard)));
+        if chained {
+            let c2 = matmul_residual::second_conv(m, prep);
+            let residual = c2.map(|c2| matmul_residual::kept_values(m, prep, c2)).unwrap_or_default();
+            kept.extend(residual.into_iter().map(|v| (v, L2Form::Standard)));
+        }
         kept.extend(source.into_iter().chain(serial).flatten().map(|s| (s, L2Form::Standard)));
     }
     kept
@@ -138,7 +150,8 @@ pub fn scratch_types(m: &Module, kept: &BTreeMap<ValueId, L2Form>) -> BTreeMap<S
 /// `chain_lnproj`, `chain_resffn` and `chain_serial` (`chains.md` §2.3: not derived;
 /// `chain_pair_softmax_mm` and `rrmm_r2rb_m16_k2048_n2048_tx1_ty1` keep one).
 fn has_token(m: &Module, prep: &Op, kept: &BTreeMap<ValueId, L2Form>) -> bool {
-    let from_memory = prep.operands.first().is_some_and(|x| !kept.contains_key(x));
+    let loaded = fold(m, prep).is_some_and(|f| f.residual());
+    let from_memory = prep.operands.first().is_some_and(|x| !kept.contains_key(x)) && !loaded;
     let conv = prep.results.first().and_then(|&v| m.users(v).next()).is_some_and(|u| u.opcode == OpCode::Conv);
     from_memory && conv
 }
@@ -150,73 +163,6 @@ fn xt_type(m: &Module, prep: &Op) -> Option<TensorType> {
         Some(f) => TensorType { h: f.mh, w: FOLD_ROWS, ..xt },
         None => xt,
     })
-}
-
-/// Rows of x per row of the folded plan (`matmul.md` §1: Mc = 8).
-const FOLD_ROWS: u32 = 8;
-/// A product larger than this is kept in L2 and copied out by a third task (P C Y).
-pub(super) const DIRECT_PRODUCT_MAX: u64 = 64 << 10;
-/// So is one whose rows are wider than this, over more than one row of 8
-/// (`rrmm_r2rb_m16_k2048_n2048`: 64 KiB in rows of 4 KiB, folded; `matmul_m64_k512_n512`:
-/// 64 KiB in rows of 1 KiB, and `m8_k1024_n1024`, one row of 8, not).
-const DIRECT_ROW_MAX: u64 = 0x400;
-/// The x-source channel stride of a folded preparation task (three records; fitted).
-const FOLDED_SOURCE_CHANNEL: u64 = 0x40;
-/// Row padding of that source (an NE pass reading narrow channels row after row).
-const FOLDED_SOURCE_PAD: u64 = 0x20;
-
-/// The folded plan (P C Y) of a matmul: `M` rows as `Mh` rows of 8, the product kept in
-/// L2 by the compute task and copied out.
-#[derive(Debug, Clone, Copy)]
-struct Fold {
-    /// Rows of 8.
-    mh: u32,
-    /// Bytes of the kept product (`M x N` fp16, rows of `2N`).
-    product: u64,
-    /// Bytes of one product row.
-    row: u64,
-}
-
-/// The fold of the preparation op `prep`, when its matmul's product is over 64 KiB or its
-/// rows over 1 KiB with more than 8 of them, and the product, x^T and x fit L2 together.
-fn fold(m: &Module, prep: &Op) -> Option<Fold> {
-    let v = *prep.results.first()?;
-    let (x, xt) = (*m.ty(*prep.operands.first()?)?, *m.ty(v)?);
-    let mut conv = m.users(v).next()?;
-    if conv.opcode == OpCode::GainOffsetControl {
-        conv = m.users(*conv.results.first()?).next()?;
-    }
-    let n = m.ty(*conv.results.first()?)?.c;
-    let row = u64::from(n) * xt.dtype.size() as u64;
-    let product = u64::from(x.c) * row;
-    let wide = row > DIRECT_ROW_MAX && x.c > FOLD_ROWS;
-    if !(product > DIRECT_PRODUCT_MAX || wide) || !x.c.is_multiple_of(FOLD_ROWS) || !row.is_multiple_of(L2_GRANULE) {
-        return None;
-    }
-    let mh = x.c / FOLD_ROWS;
-    let folded_xt = region(&TensorType { h: mh, w: FOLD_ROWS, ..xt }).size;
-    let source = (FOLD_ROWS as u64 * FOLDED_SOURCE_CHANNEL + FOLDED_SOURCE_PAD) * u64::from(mh);
-    (product + folded_xt + source <= L2_BYTES).then_some(Fold { mh, product, row })
-}
-
-impl Fold {
-    /// Where x^T lies: after the kept product when that is larger (`matmul.md` §3).
-    fn xt_base(&self, xt: &L2Region) -> u64 {
-        if self.product > xt.size {
-            self.product
-        } else {
-            0
-        }
-    }
-
-    /// Where the kept product lies: at 0 when larger than x^T, else after it.
-    fn product_base(&self, xt: &L2Region) -> u64 {
-        if self.product > xt.size {
-            0
-        } else {
-            xt.end()
-        }
-    }
 }
 
 /// x^T (`K` channels, `Mh` rows of `Mc`) in L2 at 0, laid out for a convolution reader:
@@ -277,6 +223,7 @@ pub fn prep(m: &Module, op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
         None => super::first_operand(op, bufs)?,
     };
     let fold = fold(m, op);
+    let loaded = fold.filter(|f| f.residual()).and_then(|_| matmul_residual::x_read(m, op, FOLD_ROWS));
     if let Some(f) = fold {
         let s = x.strides;
         x.ty = TensorType { c: FOLD_ROWS, h: f.mh, ..x.ty };
@@ -289,7 +236,10 @@ pub fn prep(m: &Module, op: &Op, bufs: &Buffers) -> Result<Task, BackendError> {
     if let Some(r) = kept_x {
         super::l2_chain::read_in_place(&mut t, r, matmul_source::prep_link());
     }
-    if let Some(f) = fold {
+    if let Some((region, link)) = loaded {
+        // x's rows, loaded by the NE copy before P (`matmul_residual`).
+        super::l2_chain::read_in_place(&mut t, region, link);
+    } else if let Some(f) = fold {
         let row = u64::from(FOLD_ROWS) * FOLDED_SOURCE_CHANNEL;
         let region = L2Region {
             base: xt.end(),
@@ -347,6 +297,9 @@ pub fn lower_reader(
                 return matmul_serial::second(m, g, x, bufs, consts, gen).map(Some);
             }
             let xt = xt_region(m, prep, &bufs.kept)?;
+            if let Some(f) = fold(m, prep) {
+                return matmul_fold::second(m, g, x, (f, &xt), bufs, consts, gen).map(Some);
+            }
             matmul_chain::read_product(m, g, x, &xt, bufs, consts, gen).map(Some)
         }
     }
@@ -382,10 +335,14 @@ fn compute(
         false => super::movement::as_channels(bufs.surface(result)?),
     };
     let out = match fold {
+        // C1 of a folded chain: its result (N1 x Mh x 8), untransposed, for C2.
+        Some(f) if handed => {
+            let dest = matmul_fold::computed_surface(f.computed(result_ty, result_ty.c));
+            conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: false }
+        }
         // The product as the convolution computes it (N x Mh x 8), kept in L2.
         Some(f) => {
-            let ty = TensorType { c: dest.ty.w, h: f.mh, w: FOLD_ROWS, ..dest.ty };
-            let dest = Surface { bar: 0, offset: 0, ty, ..dest };
+            let dest = matmul_fold::computed_surface(f.computed(dest.ty, dest.ty.w));
             conv::Output { dest, transposed: false, source: Some(scratch), kept_transposed: true }
         }
         // The product rows kept for the next matmul and an elementwise op.
@@ -399,13 +356,13 @@ fn compute(
         };
         c1.l2_result = Some(L2Vector { form: L2Form::Transposed, region: matmul_serial::first_rows(&result_ty) });
     }
-    if handed {
-        matmul_chain::keep(&mut tasks, matmul_chain::region(&result_ty, xt.end()));
+    match fold {
+        Some(f) if handed => matmul_fold::keep_untransposed(conv_op, &mut tasks, f, &xt)?,
+        Some(f) => tasks = matmul_fold::keep_product(conv_op, tasks, f, &xt, dest)?,
+        None if handed => matmul_chain::keep(&mut tasks, matmul_chain::region(&result_ty, xt.end())),
+        None => {}
     }
     let vector = L2Vector { form: L2Form::Transposed, region: xt };
-    if let Some(f) = fold {
-        tasks = keep_product(conv_op, tasks, f, &xt, dest)?;
-    }
     for t in tasks.iter_mut().filter(|t| t.engine == crate::task::Engine::NeConv) {
         if super::fuses_relu(m, g) {
             t.nonlinear = crate::task::Nonlinear::Relu;
@@ -415,32 +372,5 @@ fn compute(
         t.l2_link = Some(matmul_source::compute_link(m, prep, token.is_some()));
         t.token = token.map(Token::Reads);
     }
-    Ok(tasks)
-}
-
-/// The folded plan's compute task keeping the product in L2 written transposed (one row
-/// of `2N` per product row: channel `2N`, row `8 x 2N`, word 0x220 the whole product), and
-/// step Y: an NE pass copying it out to `dest`, the product rows read as channels.
-fn keep_product(
-    op: &Op,
-    mut tasks: Vec<Task>,
-    f: Fold,
-    xt: &L2Region,
-    dest: Surface,
-) -> Result<Vec<Task>, BackendError> {
-    let [compute] = tasks.as_mut_slice() else {
-        let reason = "a folded matmul whose convolution splits into slices (the kept product is one region)";
-        return Err(crate::window::unsupported(op, reason));
-    };
-    let base = f.product_base(xt);
-    let kept = L2Region { base, channel: f.row, row: f.row * u64::from(FOLD_ROWS), plane: f.product, size: f.product };
-    compute.l2_result = Some(L2Vector { form: L2Form::Transposed, region: kept });
-    let read = L2Region { row: f.product, ..kept };
-    let src =
-        Surface { bar: 0, offset: 0, ty: dest.ty, strides: crate::layout::Strides::of(&dest.ty, &Default::default()) };
-    let mut copy = Task::new(&op.name, crate::task::Engine::NePass, vec![src], dest);
-    copy.residency = SourceResidency::Resident;
-    copy.l2_source = Some(L2Vector { form: L2Form::Standard, region: read });
-    tasks.push(copy);
     Ok(tasks)
 }

@@ -19,7 +19,7 @@
 
 use super::conv;
 use super::l2_chain::{link, read_in_place, scratch, standard, L2_BYTES};
-use super::matmul::DIRECT_PRODUCT_MAX;
+use super::matmul_fold::DIRECT_PRODUCT_MAX;
 use super::matmul_source::sole;
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;

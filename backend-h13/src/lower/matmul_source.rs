@@ -164,7 +164,9 @@ pub(super) fn lower_writer(
             Ok(Some(Vec::new()))
         }
         _ if bufs.kept.get(&r) == Some(&L2Form::Transposed) && super::matmul::is_prep(m, op) => {
-            Ok(Some(vec![super::matmul::prep(m, op, bufs)?]))
+            // (x loaded once for P and a residual add first.)
+            let load = super::matmul_residual::load(m, op, bufs)?;
+            Ok(Some(load.into_iter().chain([super::matmul::prep(m, op, bufs)?]).collect()))
         }
         _ => Ok(None),
     }

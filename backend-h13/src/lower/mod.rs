@@ -25,7 +25,9 @@
 //! - `matmul`: a constant-weight matmul's preparation task keeping x^T in L2 for the
 //!   convolution after it (`matmul_source`: x from a layer_norm in L2, a scale on x^T;
 //!   `matmul_chain`: a product handed to the next matmul; `matmul_serial`: a product
-//!   with two readers kept as rows);
+//!   with two readers kept as rows; `matmul_fold`: a large product folded into rows of
+//!   8, over one matmul or a chain; `matmul_residual`: a folded chain's input and product
+//!   read by a residual add in L2);
 //! - `matmul_runtime`: a matmul of two runtime tensors (x streamed as the kernel).
 
 pub mod attention;
@@ -37,6 +39,8 @@ mod l2_chain;
 pub mod l2_pair;
 pub mod matmul;
 mod matmul_chain;
+mod matmul_fold;
+mod matmul_residual;
 mod matmul_runtime;
 mod matmul_serial;
 mod matmul_source;
@@ -273,6 +277,10 @@ fn lower_l2_pair(
     let dest = |op: &Op| bufs.surface(*op.results.first().ok_or_else(|| BackendError::Internal("no result".into()))?);
     // The elementwise op reading both products of a serial pair of matmuls in L2.
     if let Some(t) = matmul_serial::elementwise(m, g, bufs)? {
+        return Ok(Some(vec![t]));
+    }
+    // The residual add reading a folded chain's input and product in L2.
+    if let Some(t) = matmul_residual::add(m, g, bufs, &bufs.kept)? {
         return Ok(Some(vec![t]));
     }
     let kept = |v: &anec_ir::ValueId| Some((m.producer(*v)?, *bufs.kept.get(v)?));
