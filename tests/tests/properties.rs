@@ -31,6 +31,26 @@ fn conv_agrees() {
     run_family("conv", CASES, families::conv());
 }
 
+/// A convolution whose result does not fit L2 beside its source runs in slices of its
+/// output channels; when the NE streams the source rows in 0x100-byte pieces (W > 128),
+/// only the last piece is left in L2, so every slice loads the source again (as Apple's
+/// regime-B matmul slices re-read x^T). Kept for the later slices, the program read
+/// pieces that were gone (the simulator refused its overlapping regions).
+#[test]
+fn a_streamed_source_split_into_slices_agrees() {
+    for (cin, h, w, cout, slices) in [(16, 32, 256, 64, 2), (8, 16, 200, 160, 2), (16, 8, 64, 1024, 2)] {
+        let m = families::pointwise_conv(cin, h, w, cout, 3);
+        let source = m.source().unwrap();
+        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
+        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
+        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
+        assert_eq!(compiled.hwx.td_count, slices, "{cin}x{h}x{w} -> {cout}");
+        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
+        let report = compile_and_compare(&source, &inputs).unwrap();
+        assert!(report.passed(), "{cin}x{h}x{w} -> {cout}: {report}");
+    }
+}
+
 #[test]
 fn linear_agrees() {
     run_family("linear", CASES, families::linear());

@@ -109,11 +109,18 @@ pub(super) fn lower_conv(
     let whole: Range<u32> = 0..dest.ty.c / ng;
     let slices = if ng == 1 && !depthwise { slices(&proto, gen) } else { Vec::from([whole]) };
     let count = slices.len();
+    // A source whose rows the NE streams in pieces leaves only the last piece in L2:
+    // every slice loads it again (Apple's regime-B matmul slices each re-read x^T).
+    let streamed = proto
+        .sources
+        .first()
+        .is_some_and(|s| u64::from(s.ty.w) * s.ty.dtype.size() as u64 > crate::encode::l2::row_piece(&proto));
     let mut tasks = Vec::with_capacity(count);
     for (i, range) in slices.into_iter().enumerate() {
         let mut t = proto.clone();
         t.residency = match (count, i) {
             (1, _) => SourceResidency::Load,
+            _ if streamed => SourceResidency::Load,
             (_, 0) => SourceResidency::LoadAndKeep,
             _ => SourceResidency::Resident,
         };

@@ -62,6 +62,22 @@ pub fn conv() -> impl Strategy<Value = Model> {
         })
 }
 
+/// A 1x1 convolution of `[1, cin, h, w]` into `cout` channels, weights from `seed`.
+pub fn pointwise_conv(cin: usize, h: usize, w: usize, cout: usize, seed: u64) -> Model {
+    let wshape = [cout, cin, 1, 1];
+    let args = [
+        ("x", "x".to_string()),
+        ("weight", fp16_tensor(&wshape, &weights(seed, cout * cin))),
+        ("strides", ints(&[1, 1])),
+        ("pad_type", string("valid")),
+        ("dilations", ints(&[1, 1])),
+        ("groups", int(1)),
+    ];
+    let mut t = MilText::new(&[("x", &[1, cin, h, w])]);
+    t.op("conv_0", &[1, cout, h, w], "conv", &args).output("conv_0");
+    mil("conv", &t, &["conv_0"], seed, RANGE)
+}
+
 /// `linear(x, weight, bias)` on rank 2 `[s, din]` or rank 3 `[1, s, din]`.
 pub fn linear() -> impl Strategy<Value = Model> {
     (1usize..=8, 1usize..=16, 1usize..=16, any::<bool>(), any::<u64>()).prop_map(|(s, din, dout, rank3, seed)| {
