@@ -78,6 +78,9 @@ pub struct Buffers {
     /// Values kept in L2 at the place their reader's recipe gives its input (no buffer;
     /// `lower::kept_values`): where, and how they are written.
     pub kept_at: BTreeMap<ValueId, KeptValue>,
+    /// Values whose memory buffer interleaves 8 channels element by element (a regime-B
+    /// matmul's x^T, `lower::matmul_dram`).
+    pub interleaved: std::collections::BTreeSet<ValueId>,
     /// Scratch surfaces by layer: memory a recipe declares between two of its tasks whose
     /// data stays in L2 (Apple's dependency token, BAR 3).
     pub scratch: BTreeMap<String, Surface>,

@@ -1,4 +1,12 @@
-//! Write-after-read on DRAM between the tasks of a program. A task whose destination DMA
+//! Hazards on DRAM between the tasks of a program.
+//!
+//! Read-after-write: a task whose tile DMA loads bytes the task just before it wrote waits
+//! for that writer ([`Task::waits_for_writer`], TileDMASrc.DMAConfig.DependencyMode 1):
+//! Apple's regime-B matmul sets it on the first slice after the task writing x^T, and on
+//! none of the later slices reading it (`matmul.md` §3); no other task of the 150 records
+//! loads what the task before it wrote.
+//!
+//! Write-after-read. A task whose destination DMA
 //! writes bytes that an earlier task read (a source through the tile DMA, or a runtime
 //! kernel through the kernel DMA) is marked ([`Task::overwrites_read`]); its
 //! TileDMADst.DMAConfig then carries bits 19 and 24. Apple's attention records set them on
@@ -20,6 +28,23 @@ pub fn mark_overwrites(tasks: &mut [Task]) {
             t.overwrites_read = read.iter().any(|(b, r)| *b == bar && r.start < bytes.end && bytes.start < r.end);
         }
         read.extend(reads(t));
+    }
+}
+
+/// Marks every task whose loaded first source overlaps what the task before it wrote.
+pub fn mark_waits(tasks: &mut [Task]) {
+    let mut before: Option<(u8, Range<u64>)> = None;
+    for t in tasks.iter_mut() {
+        let loads = t.residency != crate::task::SourceResidency::Resident && t.token.is_none();
+        let source = t.sources.first().filter(|s| s.bar != 0 && loads);
+        t.waits_for_writer = match (source, &before) {
+            (Some(s), Some((bar, w))) => {
+                let r = s.offset..s.offset + s.strides.extent(&s.ty);
+                *bar == s.bar && r.start < w.end && w.start < r.end
+            }
+            _ => false,
+        };
+        before = written(t);
     }
 }
 

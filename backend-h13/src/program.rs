@@ -59,10 +59,14 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     let scratch = if gen.l2_staging { lower::scratch_needs(m, &groups, &plan.kept) } else { Default::default() };
     let mut bufs = buffers::bind(m, &groups, gen.bars, &plan.kept, &scratch)?;
     bufs.kept_at = kept_at;
+    if gen.l2_staging {
+        lower::matmul_dram::plan(m, &groups, &mut bufs);
+    }
     let mut consts = ConstSection::default();
     lower::constant::place(m, &mut bufs, &mut consts)?;
     let (mut tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
     crate::hazard::mark_overwrites(&mut tasks);
+    crate::hazard::mark_waits(&mut tasks);
     if tasks.is_empty() && refused.is_empty() {
         return Err(BackendError::Unsupported {
             line: 0,

@@ -295,6 +295,21 @@ pub enum Token {
     Reads(Surface),
 }
 
+/// Channels interleaved in the memory surfaces a task's tile DMA reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Interleave {
+    /// Of the surface the tile DMA loads.
+    pub source: u32,
+    /// Of the surface the tile DMA writes.
+    pub dest: u32,
+}
+
+impl Default for Interleave {
+    fn default() -> Interleave {
+        Interleave { source: 1, dest: 1 }
+    }
+}
+
 /// Whether the tile DMA's source is read again from memory by a later task of the same
 /// op (its cache hints: TileDMASrc.DMAConfig).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -307,6 +322,9 @@ pub enum DramReuse {
     ReadAgain,
     /// The last of several reads (CacheHint 0xC).
     LastRead,
+    /// The last of a split convolution's slices, each of which loads the same interleaved
+    /// surface (CacheHint and NoReuse 4: Apple's regime-B matmul, `matmul.md` §3).
+    LastSlice,
 }
 
 /// How a planar-engine task is linked to other planar-engine tasks (NE.KernelCfg bits
@@ -485,6 +503,15 @@ pub struct Task {
     pub kernel_write: Option<u32>,
     /// The task opens an L2 section (header SPL) because the task before it ended one.
     pub opens_section: bool,
+    /// The task ends an L2 section (header TSR, TSE) although it is not the last.
+    pub closes_section: bool,
+    /// Channels interleaved element by element, `B` at a time, in the memory surface the
+    /// tile DMA reads (`source`) or writes (`dest`): a regime-B matmul's x^T in the BAR-3
+    /// scratch (`lower::matmul_dram`; Fmt.Interleave and L2 DMAInterleave = B). 1 otherwise.
+    pub interleave: Interleave,
+    /// The tile DMA's source waits for the task before, which wrote those bytes of memory
+    /// (TileDMASrc.DMAConfig.DependencyMode 1; `hazard`).
+    pub waits_for_writer: bool,
     /// The alias bits of the loaded source and the result, when the recipe derived them
     /// from the L2 regions of the tasks before (a runtime matmul's tasks after its first,
     /// `matmul-runtime.md` §6); otherwise the encoder's defaults.
@@ -532,6 +559,9 @@ impl Task {
             runtime_kernel: None,
             kernel_write: None,
             opens_section: false,
+            closes_section: false,
+            interleave: Interleave::default(),
+            waits_for_writer: false,
             l2_aliases: None,
             kept_for_pe: false,
             overwrites_read: false,

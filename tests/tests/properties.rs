@@ -173,6 +173,26 @@ fn feed_forward_blocks_agree() {
     run_family("feed_forward", CASES, props::chains::feed_forward());
 }
 
+/// Regime B (x^T too large for L2 beside x) at shapes other than the record's: x^T
+/// written 8 channels interleaved by one preparation task, the convolution in slices
+/// (as many as keep 64 KiB of kernel per NE once the L2 asks for a split), each reading
+/// x^T again; M odd or not, rank 2 and 3.
+#[test]
+fn regime_b_matmuls_agree() {
+    use props::chains::{model, Kind};
+    for (s, d, n, rank3, tasks) in [(256, 2048, 64, true, 2), (300, 2048, 48, false, 2), (256, 2048, 1280, true, 9)] {
+        let m = model(Kind::Linear, s, d, n, rank3, 5);
+        let source = m.source().unwrap();
+        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
+        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
+        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
+        assert_eq!(compiled.hwx.td_count, tasks, "{s}x{d}->{n}");
+        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
+        let report = compile_and_compare(&source, &inputs).unwrap();
+        assert!(report.passed(), "{s}x{d}->{n}: {report}");
+    }
+}
+
 #[test]
 fn matmul_with_constant_weights_agrees() {
     run_family("matmul", CASES, families::matmul());

@@ -157,6 +157,10 @@ fn encode_cfg(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Backen
             (false, table_sharing(t), double_buf, CFG_UNNAMED)
         }
         Engine::NePass if is_matmul_prep(t) => (false, prep_sharing(t), double_buf, CFG_UNNAMED),
+        // A regime-B matmul's P writing x^T to memory (`matmul.md` §3: 3/0/3).
+        Engine::NePass if t.interleave.dest > 1 && t.transposed_write => {
+            (false, [PREP_SH, 0, PREP_SH], double_buf, CFG_UNNAMED)
+        }
         Engine::NePass if t.kernel_write.is_some() && t.transposed_write => {
             (false, KERNEL_TRANSPOSE_SH, double_buf, CFG_UNNAMED)
         }

@@ -75,7 +75,7 @@ pub fn encode(td: &mut TdImage, t: &Task, pos: ChainPos, gen: &Generation) -> Re
     };
     // A task writing a runtime kernel for a later task ends a section too; the task after
     // it opens one (`matmul-runtime.md` §4).
-    let ends = last || token_w || t.kernel_write.is_some();
+    let ends = last || token_w || t.kernel_write.is_some() || t.closes_section;
     let flags = [
         ("SPL", first || token_r || t.opens_section),
         ("TSR", ends),

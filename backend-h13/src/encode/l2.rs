@@ -144,6 +144,9 @@ pub(crate) fn source_region(t: &Task, s: &Surface, base: u64, gen: &Generation) 
             row - plane + if row.is_multiple_of(PE_PAD_EVERY) { PE_PAD } else { 0 }
         }
         Engine::NeConv if !gen.conv_source_pad => 0,
+        // Rows streamed in pieces: none (Apple's regime-B matmul slices, rows of K
+        // pieces of 0x100 bytes).
+        Engine::NeConv if u64::from(ty.w) * ty.dtype.size() as u64 > cap => 0,
         Engine::NeConv if t.conv.sy == 1 && plane >= CONV_PAD_WIDE_ROW => NE_PAD,
         Engine::NeConv => NE_PAD_SHORT,
         _ => {
@@ -393,6 +396,13 @@ pub(crate) fn fits(t: &Task, gen: &Generation) -> bool {
     !matches!(encode(&mut td, t, gen), Err(BackendError::Unsupported { op, .. }) if op == CAPACITY)
 }
 
+/// True when the NE reads `t`'s first source from memory in pieces (rows wider than its
+/// piece).
+fn source_streamed(t: &Task) -> bool {
+    let row = t.sources.first().map_or(0, |s| u64::from(s.ty.w) * s.ty.dtype.size() as u64);
+    t.residency != SourceResidency::Resident && t.l2_source.is_none() && row > row_piece(t)
+}
+
 /// The `op` of the error [`check_capacity`] returns.
 const CAPACITY: &str = "task";
 
@@ -404,7 +414,12 @@ const CAPACITY: &str = "task";
 /// NE result whose source streams in pieces); other NE results stream out in pieces of at
 /// most 0x100 bytes per row and channel.
 fn check_capacity(t: &Task, sources_end: u64, aliased: Option<u64>) -> Result<(), BackendError> {
-    let cap = if t.engine.uses_ne() && aliased.is_none() { NE_CHANNEL_CAP } else { u64::MAX };
+    // An NE pass writing transposed to memory what it reads in pieces streams its result
+    // out in pieces too (as the simulator models it; Apple's regime-B preparation task
+    // writes a 2 MiB x^T through a staging area after its 0x20000-byte source).
+    let streamed_out = t.engine == Engine::NePass && t.transposed_write && source_streamed(t);
+    let cap = if t.engine.uses_ne() && (aliased.is_none() || streamed_out) { NE_CHANNEL_CAP } else { u64::MAX };
+    let aliased = aliased.filter(|_| !streamed_out);
     let d = t.dest.ty;
     let result = match t.l2_result {
         None if streams_padded(t) => result_region(t, 0).size,
@@ -530,6 +545,8 @@ fn encode_source_cfg(td: &mut TdImage, t: &Task) -> Result<(), BackendError> {
         let aliases = if t.l2_operand.is_some() { &CONV_ALIASES[..] } else { &ALIASES[..] };
         set_bits(td, "SourceCfg", aliases)?;
     }
+    // A surface of B channels interleaved (a regime-B matmul's x^T).
+    td.set("L2.SourceCfg.DMAInterleave", u64::from(t.interleave.source))?;
     td.set("L2.SourceCfg.SourceType", source_type)
 }
 
@@ -561,10 +578,9 @@ fn encode_result(td: &mut TdImage, t: &Task, base: u64, gen: &Generation) -> Res
         return encode_reduce_result(td, t, false);
     }
     td.set("L2.ResultCfg.ResultType", 2)?;
-    if let Some(b) = t.kernel_write {
-        // The result leaves L2 as a runtime kernel, B channels interleaved.
-        td.set("L2.ResultCfg.DMAInterleave", u64::from(b))?;
-    }
+    // The result leaves L2 as a runtime kernel, or a regime-B matmul's x^T, B channels
+    // interleaved.
+    td.set("L2.ResultCfg.DMAInterleave", u64::from(t.kernel_write.unwrap_or(t.interleave.dest)))?;
     let aliased = result_aliased(t, gen);
     td.set("L2.ResultCfg.L2BfrMode", u64::from(aliased))?;
     super::set_units(td, "L2.ResultBase.Addr", base, 16)?;

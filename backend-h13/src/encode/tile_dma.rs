@@ -94,14 +94,17 @@ pub fn encode_src(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
             DramReuse::Once => (2, 0xC),
             DramReuse::ReadAgain => (0xE, 0xE),
             DramReuse::LastRead => (0xC, 0xC),
+            DramReuse::LastSlice => (4, 4),
         };
+        // Waiting for the task before, which wrote the bytes it loads.
+        td.set("TileDMASrc.DMAConfig.DependencyMode", u64::from(t.waits_for_writer))?;
         td.set("TileDMASrc.DMAConfig.CacheHint", hint)?;
         td.set("TileDMASrc.DMAConfig.CacheHintReuse", 0xE)?;
         td.set("TileDMASrc.DMAConfig.CacheHintNoReuse", no_reuse)?;
         // The first element's offset in its buffer (a constant's place in `__const`).
         set_units(td, "TileDMASrc.BaseAddr.Addr", src.offset, 64)?;
         set_layout(td, "TileDMASrc", SRC_STRIDES, src, true)?;
-        td.set("TileDMASrc.Fmt.Interleave", 1)?;
+        td.set("TileDMASrc.Fmt.Interleave", u64::from(t.interleave.source))?;
         if gen.group_stride {
             set_units(td, "TileDMASrc.GroupStride.Stride", group_stride(t, src), 64)?;
         }
@@ -160,7 +163,7 @@ pub fn encode_dst(td: &mut TdImage, t: &Task, gen: &Generation) -> Result<(), Ba
     let d = &t.dest;
     // A runtime kernel is written to be read back through the kernel DMA (CacheHint 0xF,
     // every copy of `matmul-runtime.md` §3a).
-    let hint = if t.kernel_write.is_some() { KERNEL_WRITE_HINT } else { 3 };
+    let hint = if t.kernel_write.is_some() || t.interleave.dest > 1 { KERNEL_WRITE_HINT } else { 3 };
     td.set("TileDMADst.DMAConfig.CacheHint", hint)?;
     if let (Some(Token::Writes(s)), Some(_)) = (t.token, t.l2_result) {
         // Idle, but standing for writing the scratch surface: its layout is stated.
@@ -189,5 +192,5 @@ fn set_dst_layout(td: &mut TdImage, t: &Task, d: &Surface, gen: &Generation) -> 
     td.set("TileDMADst.Fmt.ZeroPadLast", pad)?;
     td.set("TileDMADst.Fmt.ZeroPadFirst", pad)?;
     // A runtime kernel's B channels interleaved element by element (the kernel layout).
-    td.set("TileDMADst.Fmt.Interleave", u64::from(t.kernel_write.unwrap_or(1)))
+    td.set("TileDMADst.Fmt.Interleave", u64::from(t.kernel_write.unwrap_or(t.interleave.dest)))
 }

@@ -31,6 +31,10 @@ use std::ops::Range;
 /// channels are split over several tasks (the 1024->1024 1x1 record at 16x16 needs
 /// 0x100300 and is split in two; every single-task convolution needs at most 0x42200).
 const L2_BUDGET: u64 = 1 << 20;
+/// Kernel bytes per NE of a slice of a split layer, and the NEs the slice's output
+/// channels are dealt over.
+const SPLIT_KERNEL_PER_NE: u64 = 64 << 10;
+const NE_COUNT: u32 = 16;
 /// Output channels per NE block up to which a stride-2 1x1 kernel takes the sparse form
 /// (the form is known for blocks of 1 and 4 channels).
 const SPARSE_MAX_BLOCK: u32 = 4;
@@ -107,14 +111,19 @@ pub(super) fn lower_conv(
     let ng = if depthwise { 1 } else { groups };
     proto.conv = ConvGeom { groups: ng, unicast: depthwise, ..geometry_of(&w) };
     let whole: Range<u32> = 0..dest.ty.c / ng;
-    let slices = if ng == 1 && !depthwise { slices(&proto, gen) } else { Vec::from([whole]) };
-    let count = slices.len();
     // A source whose rows the NE streams in pieces leaves only the last piece in L2:
-    // every slice loads it again (Apple's regime-B matmul slices each re-read x^T).
+    // every slice loads it again, and the slices run upward (Apple's regime-B matmul
+    // slices each re-read x^T, the first computing channels 0..); otherwise the later
+    // slices read the staging the first kept, highest slice first (`slices`).
     let streamed = proto
         .sources
         .first()
         .is_some_and(|s| u64::from(s.ty.w) * s.ty.dtype.size() as u64 > crate::encode::l2::row_piece(&proto));
+    let mut slices = if ng == 1 && !depthwise { slices(&proto, &kernel, gen) } else { Vec::from([whole]) };
+    if streamed {
+        slices.sort_by_key(|r| r.start);
+    }
+    let count = slices.len();
     let mut tasks = Vec::with_capacity(count);
     for (i, range) in slices.into_iter().enumerate() {
         let mut t = proto.clone();
@@ -217,15 +226,23 @@ fn fuse_gain_offset(
 }
 
 /// The slices of the output channels, one per task in task order: the fewest (a power of
-/// two) whose result fits the L2 budget beside the input, highest slice first (Apple's
-/// split 1024->1024 convolution computes channels 512..1023 in its first task).
-fn slices(t: &Task, gen: &Generation) -> Vec<Range<u32>> {
+/// two) whose result fits the L2 budget beside the input and, once the layer is split,
+/// whose kernel is at most 64 KiB per NE (Apple's regime-B matmul: 8 slices where the
+/// L2 alone asks for 4; the split 1024->1024 convolution: 2 either way), highest slice
+/// first (that convolution computes channels 512..1023 in its first task).
+fn slices(t: &Task, kernel: &Kernel, gen: &Generation) -> Vec<Range<u32>> {
     let cout = t.dest.ty.c;
     let source = t.sources.first().map_or(0, |s| crate::encode::l2::source_region(t, s, 0, gen).size);
     let row = round_up(u64::from(t.dest.ty.w) * t.dest.ty.dtype.size() as u64, L2_GRANULE);
     let result = |channels: u32| u64::from(channels) * row * u64::from(t.dest.ty.h);
     let mut n = 1u32;
     while n < cout && source + result(cout.div_ceil(n)) > L2_BUDGET {
+        n *= 2;
+    }
+    // Bytes of kernel one NE holds for a slice of `c` output channels.
+    let taps = u64::from(kernel.cin_g) * u64::from(kernel.kh) * u64::from(kernel.kw) * kernel.fmt.size() as u64;
+    let per_ne = |c: u32| taps * u64::from(c.div_ceil(NE_COUNT));
+    while n > 1 && n < cout && per_ne(cout.div_ceil(n)) > SPLIT_KERNEL_PER_NE {
         n *= 2;
     }
     let size = cout.div_ceil(n);
@@ -247,13 +264,32 @@ mod tests {
         Task::new("c", Engine::NeConv, vec![surface(cin)], surface(cout))
     }
 
+    /// A 1x1 fp16 kernel of `cin` -> `cout`.
+    fn kernel_of(cin: u32, cout: u32) -> Kernel {
+        Kernel { fmt: DType::F16, bytes: Vec::new(), cout, cin_g: cin, kh: 1, kw: 1 }
+    }
+
     /// `conv_probe_k1_c1024_n1024_s16`: 0x80300 of input and 0x80000 of result exceed
     /// 1 MiB, so two tasks, the upper 512 channels first; 512 -> 1024 at 16x16 fits.
     #[test]
     fn a_large_footprint_splits_the_output_channels_highest_first() {
-        assert_eq!(slices(&conv_task(1024, 1024, 16), &CURRENT), vec![512..1024, 0..512]);
-        assert_eq!(slices(&conv_task(512, 1024, 16), &CURRENT), vec![0..1024]);
-        assert_eq!(slices(&conv_task(768, 768, 1), &CURRENT), vec![0..768]);
+        let split = |cin, cout, hw| slices(&conv_task(cin, cout, hw), &kernel_of(cin, cout), &CURRENT);
+        assert_eq!(split(1024, 1024, 16), vec![512..1024, 0..512]);
+        assert_eq!(split(512, 1024, 16), vec![0..1024]);
+        assert_eq!(split(768, 768, 1), vec![0..768]);
+    }
+
+    /// Once split, a slice's kernel is at most 64 KiB per NE: 2048 -> 2048 over 512
+    /// pixels fits L2 in 4 slices (0x80000 of input, 0x80000 of result each) but takes 8
+    /// (Apple's regime-B matmul); an unsplit layer keeps any kernel (2048 -> 64 at 1x1).
+    #[test]
+    fn a_split_layer_holds_at_most_64_kib_of_kernel_per_ne() {
+        let mut t = conv_task(2048, 2048, 1);
+        (t.sources[0].ty.w, t.dest.ty.w) = (512, 512);
+        t.sources[0].ty.h = 1;
+        let got = slices(&t, &kernel_of(2048, 2048), &CURRENT);
+        assert_eq!(got.len(), 8, "{got:?}");
+        assert_eq!(slices(&conv_task(2048, 64, 1), &kernel_of(2048, 64), &CURRENT).len(), 1);
     }
 
     /// The sparse form: the stride-2 1x1 records (blocks of 4 and 1); 3x3 stays dense.

@@ -13,8 +13,8 @@
 //!
 //! `plan` picks the transposes that become P, `prep` and `compute` build the two tasks;
 //! a product over 64 KiB is folded (P C Y, [`fold`]), and a product the next matmul reads
-//! stays in L2 (`matmul_chain`). Not yet: regime B (x^T through DRAM in the 8-channel
-//! interleave).
+//! stays in L2 (`matmul_chain`). Regime B (x^T does not fit L2: through memory, 8
+//! channels interleaved) is `matmul_dram`.
 
 use super::matmul_fold::{fold, FOLDED_SOURCE_CHANNEL, FOLDED_SOURCE_PAD, FOLD_ROWS};
 use super::{conv, matmul_chain, matmul_fold, matmul_residual, matmul_serial, matmul_source};
@@ -122,7 +122,7 @@ pub(super) fn pointwise(op: &Op) -> bool {
 }
 
 /// Regime A: x^T and x fit L2 together.
-fn fits(m: &Module, prep: &Op) -> bool {
+pub(super) fn fits(m: &Module, prep: &Op) -> bool {
     let (Some(x), Some(xt)) =
         (prep.operands.first().and_then(|&v| m.ty(v)), prep.results.first().and_then(|&v| m.ty(v)))
     else {

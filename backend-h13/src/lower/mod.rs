@@ -28,6 +28,7 @@
 //!   with two readers kept as rows; `matmul_fold`: a large product folded into rows of
 //!   8, over one matmul or a chain; `matmul_residual`: a folded chain's input and product
 //!   read by a residual add in L2);
+//! - `matmul_dram`: regime B, x^T through memory 8 channels interleaved;
 //! - `matmul_runtime`: a matmul of two runtime tensors (x streamed as the kernel).
 
 pub mod attention;
@@ -39,6 +40,7 @@ mod l2_chain;
 pub mod l2_pair;
 pub mod matmul;
 mod matmul_chain;
+pub mod matmul_dram;
 mod matmul_fold;
 mod matmul_residual;
 mod matmul_runtime;
@@ -216,6 +218,8 @@ pub fn lower_group(
         (None, _) => lower(m, head, goc, dest, bufs, consts, gen)?,
     };
     fuse_activation(m, g, &mut tasks, consts)?;
+    // A regime-B matmul's x^T through memory, 8 channels interleaved.
+    matmul_dram::apply(m, g, &mut tasks, bufs);
     // A softmax whose result is a runtime matmul's x writes it as that matmul's kernel.
     if let (OpCode::Softmax, Some(mm), Some(t)) = (head.opcode, m.users(*result).next(), tasks.last_mut()) {
         if let Some(b) = matmul_runtime::kernel_from_producer(m, mm) {

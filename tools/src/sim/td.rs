@@ -376,6 +376,11 @@ pub fn decode(img: &TdImage, index: usize) -> Result<Task, SimError> {
         let reason = format!("differs from L2.ResultCfg.DMAInterleave = {}", l2.result_interleave);
         return Err(r.err("TileDMADst.Fmt.Interleave", tiles.dest.interleave as u64, reason));
     }
+    let source_interleave = tiles.sources.first().filter(|_| tiles.loaded).map_or(1, |s| s.interleave as u64);
+    if l2.source_interleave != source_interleave {
+        let reason = format!("differs from L2.SourceCfg.DMAInterleave = {}", l2.source_interleave);
+        return Err(r.err("TileDMASrc.Fmt.Interleave", source_interleave, reason));
+    }
     r.finish()?;
     assemble(&r, &c, tiles, &l2, unit)
 }
@@ -451,7 +456,20 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
             };
             let size = tiles.dest.fmt.size();
             let streamed = td_pair::streamed(c, &tiles, l2, matches!(unit, Unit::Ne(_)));
+            let transposed_stream = c.transposed && streamed && !l2.kept;
             let region = match (l2.result_mode, conv) {
+                // Written transposed to DRAM from a source streamed in pieces: streamed
+                // out in pieces of the same size, one per channel it writes (Apple's
+                // regime-B matmul preparation writes a 2 MiB x^T this way); the staging
+                // area's bytes are not modelled.
+                (1, false) if transposed_stream => {
+                    // Each written channel (a column of the source) holds `out_dims.c`
+                    // values: one piece of them at most, in whole granules.
+                    let o = c.out_dims;
+                    let row_bytes = (o.c as u64).saturating_mul(size as u64).div_ceil(16).saturating_mul(16);
+                    let channel = row_bytes.min(first.channel);
+                    Region { base: l2.result.base, channel, row: channel.saturating_mul(o.w as u64), depth: 0 }
+                }
                 // Written transposed to DRAM: the streamed result's L2 layout is not
                 // observable; modelled as the dense box of the transposed result.
                 (1, _) if c.transposed => {
@@ -479,7 +497,8 @@ fn assemble(r: &Reader, c: &Common, tiles: Tiles, l2: &L2Layout, unit: Unit) -> 
     let streamed = td_pair::streamed(c, &tiles, l2, matches!(unit, Unit::Ne(_)));
     // A convolution's and a reduction's results have their own layouts.
     let own_layout = conv || matches!(unit, Unit::Reduce(_));
-    let result_streamed = !own_layout && td_pair::result_streamed(r, c, l2, streamed)?;
+    let transposed_stream = c.transposed && streamed && !l2.kept && !conv && l2.result_mode == 1;
+    let result_streamed = transposed_stream || (!own_layout && td_pair::result_streamed(r, c, l2, streamed)?);
     let mut l2_sources = l2.sources.clone();
     if let Some(s) = l2_sources.first_mut() {
         *s = first;

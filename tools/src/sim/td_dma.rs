@@ -195,8 +195,19 @@ fn source1(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Resul
         return Err(r.err("aneTD.Header[6].SrcLoc", u64::from(h.src_dram), reason));
     }
     r.fixed("TileDMASrc.DMAConfig.CrH", &[0])?;
-    // DependencyMode 1: the idle source of an SPC token waits for the surface's writer.
-    r.fixed("TileDMASrc.DMAConfig.DependencyMode", if h.spc { &[1] } else { &[0] })?;
+    // DependencyMode 1: the idle source of an SPC token waits for the surface's writer; a
+    // loaded source may wait for the task before, which wrote what it loads (Apple's
+    // regime-B matmul: the first slice after the x^T writer). Tasks run in order here.
+    r.fixed(
+        "TileDMASrc.DMAConfig.DependencyMode",
+        if h.spc {
+            &[1]
+        } else if loaded {
+            &[0, 1]
+        } else {
+            &[0]
+        },
+    )?;
     for hint in CACHE_HINTS {
         r.ignore(&format!("TileDMASrc.DMAConfig.{hint}"))?;
     }
@@ -207,15 +218,19 @@ fn source1(r: &mut Reader, h: &Header, c: &Common, group_use: GroupUse) -> Resul
     if !loaded {
         return Ok((idle_source(r, c, h.spc)?, false));
     }
+    // A source read as a surface of B channels interleaved element by element (a
+    // regime-B matmul's x^T, `matmul.md` §1): the destination's layout, read back.
+    let (fmt, interleave) =
+        tile_fmt_interleaved(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt", &KERNEL_INTERLEAVES, Moves::Load)?;
     let t = Tile {
         bar: h.sources[0].unwrap_or(0),
         base: base64(r, "TileDMASrc.BaseAddr.Addr")?,
         row: units64(r, "TileDMASrc.RowStride.Stride")?,
         plane: units64(r, "TileDMASrc.PlaneStride.PlaneStride")?,
         depth: units64(r, "TileDMASrc.DepthStride.Stride")?,
-        fmt: tile_fmt(r, "TileDMASrc", c.in_fmt[0], "Common.ChCfg.InFmt", Moves::Load)?,
+        fmt,
         group: units64(r, "TileDMASrc.GroupStride.Stride")?,
-        interleave: 1,
+        interleave,
     };
     group_stride(r, "TileDMASrc.GroupStride.Stride", &t, group_use)?;
     Ok((t, true))
@@ -383,6 +398,8 @@ pub struct L2Layout {
     pub dst_mode: u64,
     /// L2.ResultCfg.DMAInterleave (B of a result written as a runtime kernel, else 1).
     pub result_interleave: u64,
+    /// L2.SourceCfg.DMAInterleave (B of a loaded source read interleaved, else 1).
+    pub source_interleave: u64,
     /// L2Cfg.PaddingMode.
     pub padding: PadMode,
 }
@@ -406,8 +423,9 @@ const PLANAR_RESULT_ONLY: [u64; 4] = [0, 0, 0, 1];
 /// task: 0x100172, 0x400172, 0x40017a; `matmul-runtime.md` §6, no value depends on them).
 const CONV_PLANAR_SRC: [u64; 4] = [1, 1, 1, 0];
 const CONV_PLANAR_RESULT: [u64; 4] = [1, 1, 0, 1];
-/// What a loaded source's and a result's configuration may hold.
-const LOADED: [[u64; 4]; 4] = [ALL_SET, CONV_ONLY, CONV_PLANAR_SRC, CONV_PLANAR_RESULT];
+/// What a loaded source's and a result's configuration may hold (a loaded source inside
+/// an L2 section after a task of its engine: none, `header-common-l2.md` §7).
+const LOADED: [[u64; 4]; 5] = [ALL_SET, ALL_CLEAR, CONV_ONLY, CONV_PLANAR_SRC, CONV_PLANAR_RESULT];
 const RESULT: [[u64; 4]; 5] = [ALL_SET, ALL_CLEAR, CONV_ONLY, CONV_PLANAR_SRC, CONV_PLANAR_RESULT];
 
 /// The alias bits a configuration may hold: one of a list of patterns, or any (the link
@@ -478,7 +496,10 @@ pub fn l2(r: &mut Reader, c: &Common) -> Result<L2Layout, SimError> {
         (false, true) => &[0],
         (false, false) => &[1],
     };
-    l2_cfg(r, "SourceCfg", aliases, dma_fmt, &[1])?;
+    // A loaded source may interleave B channels (checked against the tile DMA's
+    // Fmt.Interleave in `td::decode`).
+    let interleaves: &[u64] = if resident { &[1] } else { &KERNEL_INTERLEAVES };
+    let source_interleave = l2_cfg(r, "SourceCfg", aliases, dma_fmt, interleaves)?;
     if resident {
         r.ignore("L2.SourceCfg.Dependent")?;
     } else {
@@ -536,6 +557,7 @@ pub fn l2(r: &mut Reader, c: &Common) -> Result<L2Layout, SimError> {
         result_mode: res.mode,
         dst_mode,
         result_interleave: res.interleave,
+        source_interleave,
         padding,
     })
 }
