@@ -22,6 +22,20 @@ use anec_tests::agree::{compile_and_compare, random_inputs, source_inputs};
 use props::families;
 use props::harness::{replay_saved_cases, run_family};
 
+/// Compiles `m` for h13g and checks that its simulated program agrees with the reference
+/// interpreter (inputs in [-2, 2], seed 3); returns the program for the caller's checks
+/// of its shape. `what` names the case in a failure.
+fn compiled_and_agreeing(m: &props::model::Model, what: &str) -> anec_codegen::Hwx {
+    let source = m.source().unwrap();
+    let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
+    let module = anec_passes::lower::lower_mil(mil, function).unwrap();
+    let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
+    let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
+    let report = compile_and_compare(&source, &inputs).unwrap();
+    assert!(report.passed(), "{what}: {report}");
+    compiled.hwx
+}
+
 /// Cases per family: enough to cover every mode and shape class several times over, few
 /// enough that the file runs in seconds in release and well under a minute in debug.
 const CASES: u32 = 256;
@@ -39,15 +53,9 @@ fn conv_agrees() {
 #[test]
 fn a_streamed_source_split_into_slices_agrees() {
     for (cin, h, w, cout, slices) in [(16, 32, 256, 64, 2), (8, 16, 200, 160, 2), (16, 8, 64, 1024, 2)] {
-        let m = families::pointwise_conv(cin, h, w, cout, 3);
-        let source = m.source().unwrap();
-        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
-        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
-        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
-        assert_eq!(compiled.hwx.td_count, slices, "{cin}x{h}x{w} -> {cout}");
-        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
-        let report = compile_and_compare(&source, &inputs).unwrap();
-        assert!(report.passed(), "{cin}x{h}x{w} -> {cout}: {report}");
+        let what = format!("{cin}x{h}x{w} -> {cout}");
+        let hwx = compiled_and_agreeing(&families::pointwise_conv(cin, h, w, cout, 3), &what);
+        assert_eq!(hwx.td_count, slices, "{what}");
     }
 }
 
@@ -96,12 +104,8 @@ fn hand_overs_into_a_matmul_stay_in_l2_and_agree() {
         (Kind::Serial, 20, 48, 80, true, 5),
     ];
     for (kind, s, d, n, rank3, tasks) in cases {
-        let m = model(kind, s, d, n, rank3, 11);
-        let source = m.source().unwrap();
-        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
-        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
-        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
-        let h = &compiled.hwx;
+        let what = format!("{kind:?} {s}x{d}->{n}");
+        let h = compiled_and_agreeing(&model(kind, s, d, n, rank3, 11), &what);
         let between: Vec<&str> = h
             .tensors
             .iter()
@@ -111,10 +115,7 @@ fn hand_overs_into_a_matmul_stay_in_l2_and_agree() {
         // The serial pair's first P reads memory and keeps its token (BAR 3).
         let tokens = usize::from(kind == Kind::Serial);
         let scratch = between.iter().filter(|n| n.ends_with("@scratch")).count();
-        assert_eq!((h.td_count, between.len(), scratch), (tasks, tokens, tokens), "{kind:?} {s}x{d}->{n}: {between:?}");
-        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
-        let report = compile_and_compare(&source, &inputs).unwrap();
-        assert!(report.passed(), "{kind:?} {s}x{d}->{n}: {report}");
+        assert_eq!((h.td_count, between.len(), scratch), (tasks, tokens, tokens), "{what}: {between:?}");
     }
 }
 
@@ -125,15 +126,8 @@ fn folded_matmuls_agree() {
     use props::chains::{model, Kind};
     for (s, d, n, tasks) in [(16, 64, 1024, 3), (24, 40, 520, 3), (8, 64, 1024, 2), (32, 96, 512, 2), (72, 24, 520, 3)]
     {
-        let m = model(Kind::Linear, s, d, n, true, 5);
-        let source = m.source().unwrap();
-        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
-        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
-        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
-        assert_eq!(compiled.hwx.td_count, tasks, "{s}x{d}->{n}");
-        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
-        let report = compile_and_compare(&source, &inputs).unwrap();
-        assert!(report.passed(), "{s}x{d}->{n}: {report}");
+        let hwx = compiled_and_agreeing(&model(Kind::Linear, s, d, n, true, 5), &format!("{s}x{d}->{n}"));
+        assert_eq!(hwx.td_count, tasks, "{s}x{d}->{n}");
     }
 }
 
@@ -152,19 +146,12 @@ fn folded_feed_forward_blocks_agree() {
         (Kind::ResidualFfn, 64, 128, 1024, false, 5),
     ];
     for (kind, s, d, n, rank3, tasks) in cases {
-        let m = model(kind, s, d, n, rank3, 9);
-        let source = m.source().unwrap();
-        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
-        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
-        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
-        let h = &compiled.hwx;
+        let what = format!("{kind:?} {s}x{d}->{n}");
+        let h = compiled_and_agreeing(&model(kind, s, d, n, rank3, 9), &what);
         let between = h.tensors.iter().filter(|t| t.role == anec_codegen::TensorRole::Intermediate).count();
         // Only the BAR-3 token of a P reading memory (none when x is loaded once).
         let tokens = usize::from(kind == Kind::Ffn);
-        assert_eq!((h.td_count, between), (tasks, tokens), "{kind:?} {s}x{d}->{n}");
-        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
-        let report = compile_and_compare(&source, &inputs).unwrap();
-        assert!(report.passed(), "{kind:?} {s}x{d}->{n}: {report}");
+        assert_eq!((h.td_count, between), (tasks, tokens), "{what}");
     }
 }
 
@@ -181,15 +168,8 @@ fn feed_forward_blocks_agree() {
 fn regime_b_matmuls_agree() {
     use props::chains::{model, Kind};
     for (s, d, n, rank3, tasks) in [(256, 2048, 64, true, 2), (300, 2048, 48, false, 2), (256, 2048, 1280, true, 9)] {
-        let m = model(Kind::Linear, s, d, n, rank3, 5);
-        let source = m.source().unwrap();
-        let anec_tests::agree::Source::Mil { model: mil, function } = &source else { panic!("a MIL model") };
-        let module = anec_passes::lower::lower_mil(mil, function).unwrap();
-        let compiled = anec::compile_module(module, "case", &anec::Options::new(anec::Target::H13g)).unwrap();
-        assert_eq!(compiled.hwx.td_count, tasks, "{s}x{d}->{n}");
-        let inputs = random_inputs(&source_inputs(&source).unwrap(), 3, -2.0, 2.0);
-        let report = compile_and_compare(&source, &inputs).unwrap();
-        assert!(report.passed(), "{s}x{d}->{n}: {report}");
+        let hwx = compiled_and_agreeing(&model(Kind::Linear, s, d, n, rank3, 5), &format!("{s}x{d}->{n}"));
+        assert_eq!(hwx.td_count, tasks, "{s}x{d}->{n}");
     }
 }
 
