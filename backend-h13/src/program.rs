@@ -101,6 +101,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     Ok(Hwx {
         cpu_subtype: CPU_SUBTYPE_H13,
         relocations: relocations(&tasks, &chain),
+        task_layers: tasks.iter().map(|t| t.layer.clone()).collect(),
         text: chain.text,
         consts,
         td_count: count,

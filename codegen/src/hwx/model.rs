@@ -124,6 +124,9 @@ pub struct Hwx {
     /// non-empty, `__text` carries `S_ATTR_LOC_RELOC` (0x100) and `__TEXT` loses
     /// `SG_NORELOC` (4).
     pub relocations: Vec<Relocation>,
+    /// The layer each TD of `text` was lowered from, in chain order, for the compiler's
+    /// messages about a TD (not stored in the file: empty when read back).
+    pub task_layers: Vec<String>,
 }
 
 impl Hwx {

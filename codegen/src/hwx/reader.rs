@@ -268,6 +268,7 @@ pub fn read_hwx(bytes: &[u8]) -> Result<Hwx, CodegenError> {
         const_symbols: read_const_symbols(&f, const_addr)?,
         ident: f.ident().map(|i| i.text.clone()).ok_or_else(|| missing("LC_IDENT"))?,
         relocations: text.relocations.clone(),
+        task_layers: Vec::new(),
     })
 }
 

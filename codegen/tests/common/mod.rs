@@ -77,6 +77,7 @@ pub fn synthetic() -> Hwx {
         ident: "ANEC v1\nanec test\n".into(),
         state_order: Vec::new(),
         relocations: [0x74, 0x78, 0x374, 0x674].into_iter().map(Relocation::const_word).collect(),
+        task_layers: Vec::new(),
     }
 }
 
@@ -104,5 +105,6 @@ pub fn chain() -> Hwx {
         ident: "ANEC v1\nanec test\n".into(),
         state_order: Vec::new(),
         relocations: Vec::new(),
+        task_layers: Vec::new(),
     }
 }

@@ -51,6 +51,17 @@ pub enum Error {
         /// The backend's reason.
         source: anec_backend_h13::BackendError,
     },
+    /// The program anec generated fails the check run on every program before it is
+    /// written (`verify`): a compiler bug, never the user's; nothing is written.
+    #[error("{file}: internal compiler error: the program generated for layer '{layer}' fails verification: {reason} (please report this)")]
+    Unverified {
+        /// Input file.
+        file: String,
+        /// The layer of the task at fault ("the program" when no task is named).
+        layer: String,
+        /// What the check found (the TD, the field or region).
+        reason: String,
+    },
     /// The container could not be written or read.
     #[error("{file}: {source}")]
     Codegen {

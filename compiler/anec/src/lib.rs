@@ -18,12 +18,14 @@ pub mod input;
 pub mod output;
 pub mod run;
 pub mod target;
+mod verify;
 
 pub use anec_backend_h13::Compat;
 pub use error::Error;
 pub use input::{load_function, load_mil, InputKind, DEFAULT_FUNCTION};
 pub use output::write_atomically;
 pub use target::Target;
+pub use verify::program as verify_program;
 
 use anec_codegen::Hwx;
 use anec_ir::Module;
@@ -138,7 +140,9 @@ pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Comp
         Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
     }
     .map_err(|source| Error::Backend { file: file.to_string(), source })?;
-    Ok(Compiled { module: validated.module().clone(), hwx })
+    let compiled = Compiled { module: validated.module().clone(), hwx };
+    verify::program(&compiled, file)?;
+    Ok(compiled)
 }
 
 /// Loads and compiles a model file.

@@ -56,3 +56,13 @@ impl SimError {
         SimError::Access { td, reason: reason.into() }
     }
 }
+
+impl SimError {
+    /// The TD the error is about, when it is about one.
+    pub fn td(&self) -> Option<usize> {
+        match self {
+            SimError::Field { td, .. } | SimError::Access { td, .. } => Some(*td),
+            _ => None,
+        }
+    }
+}

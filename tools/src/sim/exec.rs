@@ -128,7 +128,7 @@ fn transpose(x: &Dense) -> Dense {
 /// (aliasing is not modelled), except a result written exactly where its source lies
 /// (same base, strides, box and format: in place, as softmax's exp2 step); the results of
 /// a reduction's successive groups must not overlap either.
-fn check_regions(t: &Task) -> Result<(), SimError> {
+pub(super) fn check_regions(t: &Task) -> Result<(), SimError> {
     let mut spans: Vec<(&str, u64, u64)> = Vec::new();
     let span = |r: &Region, dims, size| (r.base, r.end(dims, size));
     let last = |bytes: u64| step(bytes, t.repeats.saturating_sub(1));

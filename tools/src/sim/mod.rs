@@ -69,6 +69,7 @@ mod td_pair;
 mod td_reduce;
 #[cfg(test)]
 mod test_build;
+mod verify;
 
 pub use error::SimError;
 pub use io::IoSpec;
@@ -115,6 +116,16 @@ impl SimProgram {
     /// Number of TDs in the chain.
     pub fn task_count(&self) -> usize {
         self.program.tasks.len()
+    }
+
+    /// Checks every task without running it: its L2 regions inside the L2 and apart, its
+    /// DMA boxes and kernel chunks inside their buffers (`verify`).
+    ///
+    /// # Errors
+    /// The first task that breaks one, with its TD index.
+    pub fn verify(&self) -> Result<(), SimError> {
+        let mem = self.memory(&BTreeMap::new());
+        self.program.tasks.iter().try_for_each(|t| verify::task(&mem, t))
     }
 
     /// Runs the program on `inputs` (keyed by [`IoSpec::key`], shaped as

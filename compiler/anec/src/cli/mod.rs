@@ -211,6 +211,25 @@ pub fn print_error(e: &Error) {
 }
 
 /// Exit status for an error (1 for everything; `diff` reserves 1 for "different").
-pub fn exit_code_for_error(_e: &Error) -> u8 {
-    1
+pub fn exit_code_for_error(e: &Error) -> u8 {
+    match e {
+        // A compiler bug, not the input's fault.
+        Error::Unverified { .. } => INTERNAL_ERROR,
+        _ => 1,
+    }
+}
+
+/// Exit status of an internal compiler error (a program that fails verification).
+const INTERNAL_ERROR: u8 = 101;
+
+#[cfg(test)]
+mod exit_tests {
+    use super::*;
+
+    #[test]
+    fn a_program_failing_verification_exits_101_and_any_other_error_1() {
+        let e = Error::Unverified { file: "m.mil".into(), layer: "conv".into(), reason: "TD 0: ...".into() };
+        assert_eq!(exit_code_for_error(&e), 101);
+        assert_eq!(exit_code_for_error(&Error::EmitNeedsMil("x.plist".into())), 1);
+    }
 }
