@@ -124,8 +124,8 @@ impl SimProgram {
     /// # Errors
     /// The first task that breaks one, with its TD index.
     pub fn verify(&self) -> Result<(), SimError> {
-        let mem = self.memory(&BTreeMap::new());
-        self.program.tasks.iter().try_for_each(|t| verify::task(&mem, t))
+        let (mem, l2) = (self.memory(&BTreeMap::new()), L2::default());
+        self.program.tasks.iter().try_for_each(|t| verify::task(&mem, &l2, t))
     }
 
     /// Runs the program on `inputs` (keyed by [`IoSpec::key`], shaped as

@@ -16,10 +16,10 @@ use super::error::SimError;
 use super::memory::{Dims, Memory, L2};
 use super::td::{Mac, Task, Tile, Unit};
 
-/// Checks `t` against the buffers of `mem` and the L2.
-pub fn task(mem: &Memory<'_>, t: &Task) -> Result<(), SimError> {
+/// Checks `t` against the buffers of `mem` and the L2 `l2` (its bounds only: nothing is
+/// read or written).
+pub fn task(mem: &Memory<'_>, l2: &L2, t: &Task) -> Result<(), SimError> {
     super::exec::check_regions(t)?;
-    let l2 = L2::default();
     let last = super::memory::Region {
         base: t.l2_result.base.saturating_add(t.result_step.saturating_mul(t.repeats.saturating_sub(1) as u64)),
         ..t.l2_result
@@ -121,30 +121,30 @@ mod tests {
     fn a_task_inside_its_buffers_passes() {
         // The last element: plane 1, row 3, column 7: 0x100 + 0xc0 + 0xe, 2 bytes.
         let (mem, t) = copy(0x1d0, true);
-        task(&mem, &t).unwrap();
+        task(&mem, &L2::default(), &t).unwrap();
     }
 
     #[test]
     fn a_box_past_its_buffer_or_a_read_only_destination_is_refused() {
         let (mem, t) = copy(0x1cf, true);
-        let e = task(&mem, &t).unwrap_err().to_string();
+        let e = task(&mem, &L2::default(), &t).unwrap_err().to_string();
         assert!(e.contains("TileDMASrc reaches bytes [0x0, 0x1d0)"), "{e}");
         let (mem, t) = copy(0x1d0, false);
-        let e = task(&mem, &t).unwrap_err().to_string();
+        let e = task(&mem, &L2::default(), &t).unwrap_err().to_string();
         assert!(e.contains("TileDMADst writes BAR 5"), "{e}");
         // A negative stride reaching before the buffer.
         let (mem, mut t) = copy(0x1d0, true);
         t.sources[0].row = -0x40;
-        assert!(task(&mem, &t).unwrap_err().to_string().contains("[-0xc0,"));
+        assert!(task(&mem, &L2::default(), &t).unwrap_err().to_string().contains("[-0xc0,"));
     }
 
     #[test]
     fn an_l2_region_past_the_l2_or_over_another_is_refused() {
         let (mem, mut t) = copy(0x1d0, true);
         t.l2_result.base = (2 << 20) - 0x40;
-        assert!(task(&mem, &t).unwrap_err().to_string().contains("past the"));
+        assert!(task(&mem, &L2::default(), &t).unwrap_err().to_string().contains("past the"));
         let (mem, mut t) = copy(0x1d0, true);
         t.l2_result.base = 0x40;
-        assert!(task(&mem, &t).unwrap_err().to_string().contains("overlaps"));
+        assert!(task(&mem, &L2::default(), &t).unwrap_err().to_string().contains("overlaps"));
     }
 }
