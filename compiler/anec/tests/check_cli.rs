@@ -97,7 +97,7 @@ fn check_exits_1_and_compile_rejects_with_the_same_rule_and_writes_nothing() {
     let text = stdout(&o);
     assert!(text.contains(&format!("rule (validation): {rule}")), "{text}");
     assert!(text.contains("limit conv-kernel-width = 1..=13 on h13g"), "{text}");
-    assert!(text.contains("suggestion: kernel 15 > 13 on h13g: split into space_to_depth + conv"), "{text}");
+    assert!(text.contains("suggestion: kernel 15 > 13 on h13g: write it as kernels of at most 13 taps"), "{text}");
 
     let out = dir.path().join("out");
     let o = anec(&["compile", s(&model), "-t", "h13g", "-o", s(&out)]);

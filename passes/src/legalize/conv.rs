@@ -26,7 +26,13 @@ fn kernel_width(cx: &Cx<'_>) -> Check {
     let rule = format!("Invalid conv kernel width = {kw}, It should be in [{}, {}]", range.min, range.max);
     let r = cx.reject(rule).limit(t, "conv-kernel-width", format!("{}..={}", range.min, range.max));
     if kw > range.max {
-        let s = format!("kernel {kw} > {} on {t}: split into space_to_depth + conv", range.max);
+        // What the model can do instead that the chip runs: strides stay within 3 on H13,
+        // so a kernel wider than the limit is the sum of narrower ones over shifted views
+        // of the input; a patch embedding (stride = kernel) has no such form.
+        let s = format!(
+            "kernel {kw} > {} on {t}: write it as kernels of at most {} taps over shifted slices of the input, their results added (a dilated kernel spans (k - 1) x dilation + 1)",
+            range.max, range.max
+        );
         return Err(r.suggest(s));
     }
     Err(r)

@@ -152,7 +152,9 @@ fn conv_kernel_width_is_per_chip() {
     let r = rule(on(&conv(15, 1), "h13g"), "Invalid conv kernel width = 15, It should be in [1, 13]");
     assert_eq!(r.stage, Stage::Validation);
     assert_eq!(r.feature.as_deref(), Some("limit conv-kernel-width = 1..=13 on h13g"));
-    assert_eq!(r.suggestion.as_deref(), Some("kernel 15 > 13 on h13g: split into space_to_depth + conv"));
+    assert_eq!(r.suggestion.as_deref(), Some(
+            "kernel 15 > 13 on h13g: write it as kernels of at most 13 taps over shifted slices of the input, their results added (a dilated kernel spans (k - 1) x dilation + 1)"
+        ));
     engine(on(&conv(15, 1), "h16g"));
     rule(on(&conv(16, 1), "h16g"), "Invalid conv kernel width = 16, It should be in [1, 15]");
 }

@@ -2,9 +2,12 @@
 //! constant weights, to `anec.conv` plus a per-channel `anec.gain_offset_control` for the
 //! bias.
 //!
-//! `pad_type` is `valid`, `custom` (with `pad`), `same` or `same_lower`; dilations other
-//! than 1 are rejected (the anec dialect's conv has none), so are runtime weights and 3-D
-//! convolution. A 1-D convolution runs as a `1 x K` kernel over width: its rank-3 input
+//! `pad_type` is `valid`, `custom` (with `pad`), `same` or `same_lower`. A dilated
+//! convolution (the anec dialect's conv has no dilation) runs as the convolution with the
+//! kernel spread out: `k` taps `d` apart become a `(k - 1)·d + 1` kernel whose other taps
+//! are zero ([`dilate`]), the same sums; the chip's kernel-size limit then applies to that
+//! size (a 3 x 3 kernel up to dilation 6 on h13g). Runtime weights and 3-D convolution
+//! are rejected. A 1-D convolution runs as a `1 x K` kernel over width: its rank-3 input
 //! `[N, C, L]` (mapped to `1 x N x 1 x C x L`) is read as `N x C x 1 x 1 x L`, the same
 //! bytes, and its result reshaped back. Weights keep their source precision (fp32 stays f32).
 
@@ -186,15 +189,11 @@ pub(crate) fn conv(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
             x.shape.len()
         )));
     }
-    let dil = cx.ints("dilations")?.unwrap_or_else(|| vec![1; dims]);
-    if dil.iter().any(|&d| d != 1) {
-        return Err(Fail::Msg(format!(
-            "dilations {dil:?} are not supported (the anec dialect's conv has no dilation)"
-        )));
-    }
+    let dil = strides(cx, "dilations", dims)?;
     let groups = cx.int("groups")?.unwrap_or(1);
     let stride = strides(cx, "strides", dims)?;
-    let kernel: Vec<u64> = weight.shape[2..].to_vec();
+    let values = weight.as_f32().ok_or("`weight` must be numeric")?;
+    let (kernel, values) = dilate(&weight.shape[2..], &values, &dil);
     let spatial: Vec<u64> = x.shape[2..].to_vec();
     let pad_type = cx.string("pad_type")?.unwrap_or_else(|| "valid".into());
     let pads = padding(&pad_type, cx.ints("pad")?.as_deref(), &spatial, &kernel, &stride)?;
@@ -205,15 +204,52 @@ pub(crate) fn conv(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         pad: pads4(&pads),
         groups: u32::try_from(groups).map_err(|_| format!("`groups` {groups} is out of range"))?,
     };
-    let values = weight.as_f32().ok_or("`weight` must be numeric")?;
     let y = emit_conv(cx, xin, &spec, &values, weight_dtype(weight.dtype))?;
     let y = add_bias(cx, y, bias.as_deref())?;
     Ok(vec![Val::Rt(spatial_output(cx, y, dims)?)])
 }
 
+/// The kernel `values` (`[.., k1, .., kn]` row-major over the spatial axes `kernel`)
+/// spread out by `dilations`: the extents `(k - 1)·d + 1` and the values with zeros
+/// between the taps.
+fn dilate(kernel: &[u64], values: &[f32], dilations: &[u64]) -> (Vec<u64>, Vec<f32>) {
+    if dilations.iter().all(|&d| d <= 1) {
+        return (kernel.to_vec(), values.to_vec());
+    }
+    let spread: Vec<u64> = kernel.iter().zip(dilations).map(|(&k, &d)| (k.max(1) - 1) * d.max(1) + 1).collect();
+    let (taps, area) = (kernel.iter().product::<u64>().max(1), spread.iter().product::<u64>());
+    let mut out = vec![0.0; values.len() / taps as usize * area as usize];
+    for (i, &v) in values.iter().enumerate() {
+        let (plane, mut tap) = (i as u64 / taps, i as u64 % taps);
+        // The tap's position in the spread kernel, last axis fastest.
+        let (mut at, mut scale) = (0, 1);
+        for ((&k, &d), &s) in kernel.iter().zip(dilations).zip(&spread).rev() {
+            at += (tap % k) * d.max(1) * scale;
+            tap /= k;
+            scale *= s;
+        }
+        out[(plane * area + at) as usize] = v;
+    }
+    (spread, out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_dilated_kernel_spreads_its_taps_with_zeros_between() {
+        // One 2 x 2 kernel, dilation 2 by 3: a 3 x 4 kernel.
+        let (k, v) = dilate(&[2, 2], &[1.0, 2.0, 3.0, 4.0], &[2, 3]);
+        assert_eq!(k, [3, 4]);
+        let expect = [1.0, 0.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 4.0];
+        assert_eq!(v, expect);
+        // Two kernels of 3 taps (1-D), dilation 2: 5 taps each.
+        let (k, v) = dilate(&[3], &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2]);
+        assert_eq!((k, v), (vec![5], vec![1.0, 0.0, 2.0, 0.0, 3.0, 4.0, 0.0, 5.0, 0.0, 6.0]));
+        // Dilation 1 leaves the kernel as it is.
+        assert_eq!(dilate(&[2], &[1.0, 2.0], &[1]).1, [1.0, 2.0]);
+    }
 
     #[test]
     fn same_padding_splits_the_excess() {

@@ -38,9 +38,20 @@ fn conv_errors_name_the_op_and_reason() {
     );
     let text = program("tensor<fp16, [1, 2, 5, 5]> x, tensor<fp16, [2, 2, 3, 3]> k", &body, "y, z");
     let errs = errors(&text);
-    assert_error(&errs, "test.mil:5:9: cannot lower `conv` (result `y`): dilations [2, 2] are not supported");
     assert_error(&errs, "test.mil:6:9: cannot lower `conv` (result `z`): `weight` must be a compile-time constant");
-    assert_eq!(errs.len(), 2, "{errs:?}");
+    assert_eq!(errs.len(), 1, "{errs:?}");
+}
+
+/// A 3 x 3 kernel at dilation 2 runs as a 5 x 5 kernel with zeros between the taps.
+#[test]
+fn a_dilated_conv_spreads_its_kernel() {
+    let body = format!(
+        "        tensor<fp16, [2, 1, 3, 3]> w = const()[val = {W2}];
+        tensor<fp16, [1, 2, 1, 1]> y = conv(x = x, weight = w, dilations = tensor<int32, [2]>([2, 2]), groups = int32(2))[name = string(\"dil\")];
+"
+    );
+    let out = lower(&program("tensor<fp16, [1, 2, 5, 5]> x", &body, "y"));
+    assert!(out.contains("kernel = [5, 5]") && out.contains("tensor<2x1x5x5xf16>"), "{out}");
 }
 
 #[test]

@@ -29,20 +29,25 @@ pub fn conv() -> impl Strategy<Value = Model> {
         .prop_flat_map(|g| {
             let per = 1..=(8 / g);
             let pads = (uniform4(0usize..=2), proptest::bool::weighted(0.875));
-            (Just(g), per.clone(), per, (1usize..=7, 1usize..=7), (1usize..=2, 1usize..=2), pads)
+            let dilations = prop_oneof![3 => Just((1, 1)), 1 => (1usize..=3, 1usize..=3)];
+            (Just(g), per.clone(), per, (1usize..=7, 1usize..=7), (1usize..=2, 1usize..=2), (pads, dilations))
         })
-        .prop_flat_map(|(g, cin_g, cout_g, (kh, kw), stride, (pads, below_kernel))| {
+        .prop_flat_map(|(g, cin_g, cout_g, (kh, kw), stride, ((pads, below_kernel), (dy, dx)))| {
+            // A dilated kernel spans (k - 1)·d + 1 (at most 19 here: past the engine's 13,
+            // which the backend must reject naming the layer).
+            let (eh, ew) = ((kh - 1) * dy + 1, (kw - 1) * dx + 1);
             // Mostly pads smaller than the kernel (what the engine runs); sometimes any pad,
             // which the backend must reject naming the layer.
-            let pads = if below_kernel { [pads[0] % kh, pads[1] % kh, pads[2] % kw, pads[3] % kw] } else { pads };
-            let h = (kh.saturating_sub(pads[0] + pads[1]).max(1))..=12;
-            let w = (kw.saturating_sub(pads[2] + pads[3]).max(1))..=12;
-            (Just((g, cin_g, cout_g, kh, kw, stride, pads)), h, w, any::<bool>(), any::<u64>())
+            let pads = if below_kernel { [pads[0] % eh, pads[1] % eh, pads[2] % ew, pads[3] % ew] } else { pads };
+            let h = (eh.saturating_sub(pads[0] + pads[1]).max(1))..=(eh + 6).max(12);
+            let w = (ew.saturating_sub(pads[2] + pads[3]).max(1))..=(ew + 6).max(12);
+            (Just((g, cin_g, cout_g, kh, kw, stride, pads, (dy, dx))), h, w, any::<bool>(), any::<u64>())
         })
-        .prop_map(|((g, cin_g, cout_g, kh, kw, (sy, sx), p), h, w, bias, seed)| {
+        .prop_map(|((g, cin_g, cout_g, kh, kw, (sy, sx), p, (dy, dx)), h, w, bias, seed)| {
             let (cin, cout) = (g * cin_g, g * cout_g);
-            let oh = (h + p[0] + p[1] - kh) / sy + 1;
-            let ow = (w + p[2] + p[3] - kw) / sx + 1;
+            let (eh, ew) = ((kh - 1) * dy + 1, (kw - 1) * dx + 1);
+            let oh = (h + p[0] + p[1] - eh) / sy + 1;
+            let ow = (w + p[2] + p[3] - ew) / sx + 1;
             let wshape = [cout, cin_g, kh, kw];
             let mut args = vec![
                 ("x", "x".to_string()),
@@ -50,7 +55,7 @@ pub fn conv() -> impl Strategy<Value = Model> {
                 ("strides", ints(&[sy as i64, sx as i64])),
                 ("pad_type", string("custom")),
                 ("pad", ints(&p.map(|v| v as i64))),
-                ("dilations", ints(&[1, 1])),
+                ("dilations", ints(&[dy as i64, dx as i64])),
                 ("groups", int(g as i64)),
             ];
             if bias {
