@@ -32,9 +32,12 @@ pub struct Options {
 pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     // Attention runs as its steps (`lower::attention`), and ops whose axes have no plan
     // between transposes (`lower::axis_moves`); the module is grouped again.
-    let attention = lower::attention::expand(v.module());
-    let moved = lower::axis_moves::expand(attention.as_ref().unwrap_or(v.module()));
-    let expanded = moved.or(attention);
+    // Nearest upsampling runs as reshapes and broadcasts (`lower::upsample`) first.
+    let upsampled = lower::upsample::expand(v.module());
+    let base = upsampled.as_ref().unwrap_or(v.module());
+    let attention = lower::attention::expand(base);
+    let moved = lower::axis_moves::expand(attention.as_ref().unwrap_or(base));
+    let expanded = moved.or(attention).or(upsampled);
     let m = expanded.as_ref().unwrap_or(v.module());
     let generic = match &expanded {
         Some(e) => anec_passes::fuse::groups(e),

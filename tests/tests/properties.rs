@@ -251,6 +251,11 @@ fn copies_beyond_the_l2_run_in_bands_and_agree() {
 
 /// Rows wider than an engine's L2 piece stream through L2 and agree.
 #[test]
+fn nearest_upsampling_agrees_or_is_rejected() {
+    run_family("upsample", CASES, props::movement::upsample());
+}
+
+#[test]
 fn streamed_rows_agree() {
     run_family("streamed_rows", CASES, props::movement::streamed_rows());
 }

@@ -56,6 +56,7 @@ mod pool;
 mod reduction;
 pub mod regroup;
 mod softmax;
+pub mod upsample;
 mod width_moves;
 
 use crate::affine::gain_offset;
@@ -431,7 +432,11 @@ pub fn unplaceable(m: &Module, kept: &l2_pair::Plan) -> Vec<BackendError> {
     m.ops
         .iter()
         .filter(|op| !LOWERED.contains(&op.opcode) && !paired(op))
-        .map(|op| no_lowering(op, op.opcode))
+        .filter_map(|op| match op.opcode {
+            // Rewritten before grouping when it can be (`upsample`).
+            OpCode::Resize => upsample::refusal(m, op).map(|why| unsupported(op, &why)),
+            _ => Some(no_lowering(op, op.opcode)),
+        })
         .collect()
 }
 

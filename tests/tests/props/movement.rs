@@ -176,3 +176,50 @@ pub fn streamed_rows() -> impl Strategy<Value = Model> {
         Model { family: "streamed_rows", ..model(&t, seed) }
     })
 }
+
+/// Nearest-neighbour upsampling of `[1, c, h, w]`: `upsample_nearest_neighbor` by whole
+/// factors 1..4 per axis, or `resize_nearest_neighbor` to a whole multiple of H and W;
+/// one case in eight asks for a factor of 1.5 along W, which the backend refuses naming
+/// the layer.
+pub fn upsample() -> impl Strategy<Value = Model> {
+    let dims = (1usize..=12, 1usize..=12, 1usize..=24);
+    (dims, (1usize..=4, 1usize..=4), any::<bool>(), proptest::bool::weighted(0.125), any::<u64>()).prop_map(
+        |((c, h, w), (fy, fx), resize, fractional, seed)| {
+            let s = [1, c, h, w];
+            let (args, op, out) = if fractional {
+                let out = [1, c, h * fy, w * 3 / 2];
+                let args = vec![
+                    ("x", "x".to_string()),
+                    ("scale_factor_height", format!("tensor<fp32, []>({fy})")),
+                    ("scale_factor_width", "tensor<fp32, []>(1.5)".to_string()),
+                ];
+                (args, "upsample_nearest_neighbor", out)
+            } else if resize {
+                let out = [1, c, h * fy, w * fx];
+                let args = vec![
+                    ("x", "x".to_string()),
+                    ("target_size_height", super::model::int((h * fy) as i64)),
+                    ("target_size_width", super::model::int((w * fx) as i64)),
+                ];
+                (args, "resize_nearest_neighbor", out)
+            } else {
+                let out = [1, c, h * fy, w * fx];
+                let args = vec![
+                    ("x", "x".to_string()),
+                    ("scale_factor_height", format!("tensor<fp32, []>({fy})")),
+                    ("scale_factor_width", format!("tensor<fp32, []>({fx})")),
+                ];
+                (args, "upsample_nearest_neighbor", out)
+            };
+            let mut t = MilText::new(&[("x", &s)]);
+            t.op("u_0", &out, op, &args).output("u_0");
+            Model {
+                family: "upsample",
+                body: super::model::Body::Mil(t.text()),
+                names: vec!["u_0".into()],
+                range: (-2.0, 2.0),
+                seed,
+            }
+        },
+    )
+}

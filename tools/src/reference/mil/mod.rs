@@ -17,6 +17,7 @@ mod elementwise;
 mod linear;
 mod norm;
 mod reduce;
+mod resize;
 mod shape;
 mod value;
 
@@ -152,6 +153,7 @@ fn dispatch(sx: &Sx<'_>) -> Result<Vec<MTensor>, String> {
         "instance_norm" => norm::instance_norm(sx),
         "softmax" => attention::softmax(sx),
         "scaled_dot_product_attention" => attention::sdpa(sx),
+        "upsample_nearest_neighbor" | "resize_nearest_neighbor" => resize::nearest(sx),
         op if elementwise::handles(op) => elementwise::binary(sx),
         op if op.starts_with("reduce_") => reduce::reduce(sx),
         op if activation::handles(op) => activation::activation(sx),
