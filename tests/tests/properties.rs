@@ -59,6 +59,16 @@ fn a_streamed_source_split_into_slices_agrees() {
     }
 }
 
+/// A MobileNetV2 inverted-residual block at 56 x 56 (24 -> 144 -> 24 channels): compiled
+/// to a program the verifier accepts and the simulator runs in agreement with the
+/// reference (issue 11's first measurement: its L2 result region once ended past the L2).
+#[test]
+fn a_mobilenet_v2_block_at_56_agrees() {
+    let hwx = compiled_and_agreeing(&families::inverted_residual(24, 144, 56, 7), "inverted residual 24x144 at 56");
+    // Expansion in two slices, the depthwise convolution, projection in two slices, the add.
+    assert_eq!(hwx.td_count, 6);
+}
+
 #[test]
 fn linear_agrees() {
     run_family("linear", CASES, families::linear());

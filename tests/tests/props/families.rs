@@ -433,3 +433,55 @@ pub fn reshape() -> impl Strategy<Value = Model> {
         },
     )
 }
+
+/// A MobileNetV2 inverted-residual block on `[1, c, s, s]`: 1x1 expansion to `e`
+/// channels with bias, relu6 (`clip` 0..6), 3x3 depthwise with bias, relu6, 1x1
+/// projection back to `c` with bias, and the residual add; weights from `seed`, scaled
+/// as a layer's initialisation is (by a power of two near 1/sqrt(fan-in)).
+pub fn inverted_residual(c: usize, e: usize, s: usize, seed: u64) -> Model {
+    let scaled = |salt: u64, n: usize, fan_in: usize| -> Vec<f32> {
+        let k = (fan_in as f32).sqrt().log2().round().exp2().recip();
+        weights(seed ^ salt, n).iter().map(|v| v * k).collect()
+    };
+    let conv = |x: &str, w: Vec<f32>, wshape: [usize; 4], bias: Vec<f32>, groups: usize, pad: &str| {
+        vec![
+            ("x", x.to_string()),
+            ("weight", fp16_tensor(&wshape, &w)),
+            ("bias", fp16_tensor(&[wshape[0]], &bias)),
+            ("strides", ints(&[1, 1])),
+            ("pad_type", string(pad)),
+            ("dilations", ints(&[1, 1])),
+            ("groups", int(groups as i64)),
+        ]
+    };
+    let clip = |x: &str| {
+        vec![
+            ("x", x.to_string()),
+            ("alpha", "tensor<fp16, []>(0)".to_string()),
+            ("beta", "tensor<fp16, []>(6)".to_string()),
+        ]
+    };
+    let mut t = MilText::new(&[("x", &[1, c, s, s])]);
+    t.op(
+        "expand",
+        &[1, e, s, s],
+        "conv",
+        &conv("x", scaled(1, e * c, c), [e, c, 1, 1], weights(seed ^ 2, e), 1, "valid"),
+    );
+    t.op("relu_0", &[1, e, s, s], "clip", &clip("expand"));
+    t.op(
+        "dw",
+        &[1, e, s, s],
+        "conv",
+        &conv("relu_0", scaled(3, e * 9, 9), [e, 1, 3, 3], weights(seed ^ 4, e), e, "same"),
+    );
+    t.op("relu_1", &[1, e, s, s], "clip", &clip("dw"));
+    t.op(
+        "project",
+        &[1, c, s, s],
+        "conv",
+        &conv("relu_1", scaled(5, c * e, e), [c, e, 1, 1], weights(seed ^ 6, c), 1, "valid"),
+    );
+    t.op("y", &[1, c, s, s], "add", &[("x", "x".to_string()), ("y", "project".to_string())]).output("y");
+    mil("inverted_residual", &t, &["expand", "relu_0", "dw", "relu_1", "project", "y"], seed, RANGE)
+}
