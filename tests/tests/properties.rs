@@ -70,6 +70,11 @@ fn a_mobilenet_v2_block_at_56_agrees() {
 }
 
 #[test]
+fn transposed_convolution_agrees_or_is_rejected() {
+    run_family("conv_transpose", CASES, families::conv_transpose());
+}
+
+#[test]
 fn linear_agrees() {
     run_family("linear", CASES, families::linear());
 }

@@ -212,7 +212,7 @@ pub(crate) fn conv(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
 /// The kernel `values` (`[.., k1, .., kn]` row-major over the spatial axes `kernel`)
 /// spread out by `dilations`: the extents `(k - 1)·d + 1` and the values with zeros
 /// between the taps.
-fn dilate(kernel: &[u64], values: &[f32], dilations: &[u64]) -> (Vec<u64>, Vec<f32>) {
+pub(crate) fn dilate(kernel: &[u64], values: &[f32], dilations: &[u64]) -> (Vec<u64>, Vec<f32>) {
     if dilations.iter().all(|&d| d <= 1) {
         return (kernel.to_vec(), values.to_vec());
     }

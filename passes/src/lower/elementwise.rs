@@ -169,7 +169,7 @@ fn spread(c: &Tensor, shape: &[u64]) -> Spread {
 }
 
 /// A runtime operand `x` and a constant `c` (`c` is `y` when `right`).
-fn with_const(cx: &mut Cx<'_, '_>, op: &str, x: &Rt, c: &Tensor, right: bool) -> LResult<Rt> {
+pub(crate) fn with_const(cx: &mut Cx<'_, '_>, op: &str, x: &Rt, c: &Tensor, right: bool) -> LResult<Rt> {
     let shape = broadcast_shapes(&x.shape, &c.shape)
         .ok_or_else(|| format!("shapes {:?} and {:?} do not broadcast", x.shape, c.shape))?;
     let x = broadcast_rt(cx, x, &shape)?;

@@ -22,6 +22,7 @@ mod attention;
 mod cast;
 mod consts;
 mod conv;
+mod conv_transpose;
 mod cx;
 mod elementwise;
 mod flatten_fc;
@@ -412,6 +413,7 @@ fn dispatch(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         "linear" => linear::linear(cx),
         "matmul" => linear::matmul(cx),
         "conv" => conv::conv(cx),
+        "conv_transpose" => conv_transpose::conv_transpose(cx),
         "max_pool" | "avg_pool" => pool::pool(cx),
         "layer_norm" => norm::layer_norm(cx),
         "batch_norm" => norm::batch_norm(cx),

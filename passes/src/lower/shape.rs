@@ -371,7 +371,7 @@ pub(crate) fn slice_by_index(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
 }
 
 /// One `anec.input_view` per axis whose `(offset, size, step)` window is not the whole.
-fn views(cx: &mut Cx<'_, '_>, x: &Rt, windows: &[(u64, u64, u64)]) -> LResult<Rt> {
+pub(crate) fn views(cx: &mut Cx<'_, '_>, x: &Rt, windows: &[(u64, u64, u64)]) -> LResult<Rt> {
     let map = axis_map(x.shape.len()).ok_or("the rank is not supported")?;
     let mut cur = x.clone();
     for (k, &(offset, size, step)) in windows.iter().enumerate() {

@@ -485,3 +485,42 @@ pub fn inverted_residual(c: usize, e: usize, s: usize, seed: u64) -> Model {
     t.op("y", &[1, c, s, s], "add", &[("x", "x".to_string()), ("y", "project".to_string())]).output("y");
     mil("inverted_residual", &t, &["expand", "relu_0", "dw", "relu_1", "project", "y"], seed, RANGE)
 }
+
+/// `conv_transpose` of `[1, cin, h, w]` (weight `[cin, cout/groups, kh, kw]`): kernels
+/// 1..4, strides 1..3, dilations 1..2, groups 1..2, `valid`, `same` or `custom` pads up to
+/// the kernel's reach, optional bias; a case the backend cannot place is refused by name.
+pub fn conv_transpose() -> impl Strategy<Value = Model> {
+    let shape = (1usize..=2, 1usize..=4, 1usize..=4, 1usize..=9, 1usize..=9);
+    let window = ((1usize..=4, 1usize..=4), (1usize..=3, 1usize..=3), (1usize..=2, 1usize..=2));
+    (shape, window, 0usize..3, uniform4(0usize..=3), any::<bool>(), any::<u64>()).prop_map(
+        |((g, cig, cog, h, w), ((kh, kw), (sy, sx), (dy, dx)), pad_kind, pads, bias, seed)| {
+            let (cin, cout) = (g * cig, g * cog);
+            let (eh, ew) = ((kh - 1) * dy + 1, (kw - 1) * dx + 1);
+            let (fh, fw) = ((h - 1) * sy + eh, (w - 1) * sx + ew);
+            let p = [pads[0] % eh, pads[1] % eh, pads[2] % ew, pads[3] % ew];
+            let (kind, out) = match pad_kind {
+                0 => ("valid", [fh, fw]),
+                1 => ("same", [h * sy, w * sx]),
+                _ => ("custom", [(fh - p[0] - p[1]).max(1), (fw - p[2] - p[3]).max(1)]),
+            };
+            let wshape = [cin, cog, kh, kw];
+            let mut args = vec![
+                ("x", "x".to_string()),
+                ("weight", fp16_tensor(&wshape, &weights(seed, wshape.iter().product()))),
+                ("strides", ints(&[sy as i64, sx as i64])),
+                ("dilations", ints(&[dy as i64, dx as i64])),
+                ("pad_type", string(kind)),
+                ("groups", int(g as i64)),
+            ];
+            if kind == "custom" {
+                args.push(("pad", ints(&p.map(|v| v as i64))));
+            }
+            if bias {
+                args.push(("bias", fp16_tensor(&[cout], &weights(seed ^ 1, cout))));
+            }
+            let mut t = MilText::new(&[("x", &[1, cin, h, w])]);
+            t.op("ct_0", &[1, cout, out[0], out[1]], "conv_transpose", &args).output("ct_0");
+            mil("conv_transpose", &t, &["ct_0"], seed, RANGE)
+        },
+    )
+}

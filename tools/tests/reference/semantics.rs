@@ -129,3 +129,20 @@ fn errors_name_the_op_and_result() {
     let e = run_mil(&model(&text), "other", &BTreeMap::new()).unwrap_err().to_string();
     assert!(e.contains("no function `other`") && e.contains("main"), "{e}");
 }
+
+#[test]
+fn transposed_convolution_scatters_each_value_times_the_kernel() {
+    // x = [[1, 2]] (1 x 2), kernel [[1, 10], [100, 1000]], stride 2: each value's 2 x 2
+    // block side by side; pad 1 before and after along W drops the outer columns.
+    let body = "        tensor<fp32, [1, 1, 2, 2]> w = const()[val = tensor<fp32, [1, 1, 2, 2]>([[[[1, 10], [100, 1000]]]])];
+        tensor<fp32, [1, 1, 2, 4]> v = conv_transpose(x = x, weight = w, strides = tensor<int32, [2]>([2, 2]))[name = string(\"v\")];
+        tensor<fp32, [1, 1, 2, 2]> c = conv_transpose(x = x, weight = w, strides = tensor<int32, [2]>([2, 2]), pad_type = string(\"custom\"), pad = tensor<int32, [4]>([0, 0, 1, 1]))[name = string(\"c\")];
+        tensor<fp32, [1, 1, 1, 3]> o = conv_transpose(x = x, weight = w, strides = tensor<int32, [2]>([1, 1]), pad_type = string(\"custom\"), pad = tensor<int32, [4]>([1, 0, 0, 0]))[name = string(\"o\")];
+";
+    let text = program("tensor<fp32, [1, 1, 1, 2]> x", body, "v, c, o");
+    let ins: [(&str, &[usize], &[f32]); 1] = [("x", &[1, 1, 1, 2], &[1., 2.])];
+    assert_eq!(mil(&text, &ins, "v").data, vec![1., 10., 2., 20., 100., 1000., 200., 2000.]);
+    assert_eq!(mil(&text, &ins, "c").data, vec![10., 2., 1000., 200.]);
+    // Stride 1: overlapping blocks add; the first row dropped: [100, 1000 + 200, 2000].
+    assert_eq!(mil(&text, &ins, "o").data, vec![100., 1200., 2000.]);
+}

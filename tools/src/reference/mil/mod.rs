@@ -13,6 +13,7 @@ mod args;
 mod attention;
 mod consts;
 mod conv;
+mod conv_transpose;
 mod elementwise;
 mod linear;
 mod norm;
@@ -147,6 +148,7 @@ fn dispatch(sx: &Sx<'_>) -> Result<Vec<MTensor>, String> {
         "linear" => linear::linear(sx),
         "matmul" => linear::matmul(sx),
         "conv" => conv::conv(sx),
+        "conv_transpose" => conv_transpose::conv_transpose(sx),
         "max_pool" | "avg_pool" => conv::pool(sx),
         "layer_norm" => norm::layer_norm(sx),
         "batch_norm" => norm::batch_norm(sx),
