@@ -116,3 +116,12 @@ fn conv_example_agrees() {
 fn transformer_block_example_agrees() {
     agrees(&Source::file(workspace().join("examples/transformer_block/model.mil")));
 }
+
+/// The CNN example (`examples/cnn/`: a stride-2 3 x 3 convolution with padding, batch
+/// norms, relus, a depthwise convolution, a residual add, max pooling, a global average
+/// pool, a linear layer and a softmax): every layer on the engine, and the simulated
+/// program agrees with the reference interpreter.
+#[test]
+fn cnn_example_agrees() {
+    agrees(&Source::file(workspace().join("examples/cnn/model.mil")));
+}
