@@ -8,39 +8,20 @@ pool; a 3 x 3 convolution and relu; a global average pool; a linear layer to 10 
 and a softmax. Weights are deterministic pseudo-random fp16 values (seed 0), scaled like
 a trained network's (1/sqrt(fan_in)); batch-norm statistics near 0 and 1. Stored as
 coremltools stores them: a MILBlob v2 file the MIL text points into with BLOBFILE. Run
-from this folder: `python3 generate.py` (numpy only).
+from this folder: `python3 generate.py` (numpy only; the blob writer is
+`examples/milblob.py`).
 """
 
-import struct
+import sys
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from milblob import BlobWriter  # noqa: E402  (examples/milblob.py)
+
 HERE = Path(__file__).resolve().parent
 SIZE, C1, C2, CLASSES = 64, 16, 32, 10
-
-
-class BlobWriter:
-    """MILBlob v2: a 64-byte header, then per blob a 64-byte record and its data, each
-    64-byte aligned."""
-
-    def __init__(self):
-        self.blobs = []
-        self.data = bytearray(64)
-
-    def add(self, array):
-        data = np.ascontiguousarray(array, dtype=np.float16).tobytes()
-        record = len(self.data)
-        start = record + 64
-        self.data += struct.pack("<IIQQQ", 0xDEADBEEF, 1, len(data), start, 0).ljust(64, b"\0")
-        self.data += data
-        self.data += b"\0" * (-len(self.data) % 64)
-        self.blobs.append(record)
-        return record
-
-    def finish(self):
-        self.data[0:8] = struct.pack("<II", len(self.blobs), 2)
-        return bytes(self.data)
 
 
 def t(shape):

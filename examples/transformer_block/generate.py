@@ -6,40 +6,21 @@ layer_norm, q/k/v linear, scaled_dot_product_attention with a causal mask, outpu
 residual add, layer_norm, a gelu MLP (256 -> 1024 -> 256), residual add. Weights are
 deterministic pseudo-random fp16 values (seed 0), scaled like a trained block's
 (1/sqrt(fan_in)), stored as coremltools stores them: a MILBlob v2 file the MIL text
-points into with BLOBFILE. Run from this folder: `python3 generate.py` (numpy only).
+points into with BLOBFILE. Run from this folder: `python3 generate.py` (numpy only; the blob writer is
+`examples/milblob.py`).
 """
 
-import struct
+import sys
 from pathlib import Path
 
 import numpy as np
 
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from milblob import BlobWriter  # noqa: E402  (examples/milblob.py)
+
 SEQ, WIDTH, HEADS, HIDDEN = 128, 256, 4, 1024
 HEAD = WIDTH // HEADS
 HERE = Path(__file__).resolve().parent
-
-
-class BlobWriter:
-    """MILBlob v2: a 64-byte header, then per blob a 64-byte record and its data, each
-    64-byte aligned."""
-
-    def __init__(self):
-        self.blobs = []
-        self.data = bytearray(64)
-
-    def add(self, array):
-        data = np.ascontiguousarray(array, dtype=np.float16).tobytes()
-        record = len(self.data)
-        start = record + 64
-        self.data += struct.pack("<IIQQQ", 0xDEADBEEF, 1, len(data), start, 0).ljust(64, b"\0")
-        self.data += data
-        self.data += b"\0" * (-len(self.data) % 64)
-        self.blobs.append(record)
-        return record
-
-    def finish(self):
-        self.data[0:8] = struct.pack("<II", len(self.blobs), 2)
-        return bytes(self.data)
 
 
 def main():

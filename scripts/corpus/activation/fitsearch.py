@@ -20,7 +20,7 @@ family").
 Each line of output is one variant: the function, the knot rule, the header rule, whether the
 hash matches the record, how many of the 33 knots equal anec's current knots, and the
 number of nonzero bytes against the record's `prefix_128_nonzero_bytes`.
-Needs numpy and scipy.
+Needs numpy, scipy and mpmath (through `actlut.py`).
 """
 import hashlib
 import itertools
@@ -52,24 +52,10 @@ RECORDS = {"gelu": "unary_gelu_c64", "gelu_sigmoid": "env_act_gelu_1x768x1x1_sig
            "silu": "unary_silu_c512"}
 K = {"gelu": 2, "gelu_sigmoid": 2, "silu": 1}  # the range rule's k (W = 2^(4-k)), as anec chooses
 
-INF = float("inf")
-POS16 = np.arange(0, 0x7C00, dtype=np.uint16).view(np.float16).astype(np.float64)
-ALL16 = np.concatenate([-POS16[::-1][:-1], POS16])  # every finite fp16, one zero, ascending
+# The fp16 helpers and grids the table rules share (`actlut.py`).
+from actlut import ALL16, INF, f16 as f16bits, h, hv  # noqa: E402
+
 SQRT2 = math.sqrt(2.0)
-
-
-def h(x):
-    with np.errstate(over="ignore"):
-        return int(np.array(float(x), dtype=np.float64).astype(np.float16).view(np.uint16))
-
-
-def hv(x):
-    with np.errstate(over="ignore"):
-        return float(np.float16(float(x)))
-
-
-def f16bits(b):
-    return float(np.array([b], dtype=np.uint16).view(np.float16)[0])
 
 
 def r16(a):
