@@ -77,7 +77,7 @@ pub fn plan(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, L2Form> {
         kept.extend(scaled.map(|s| (s, L2Form::Transposed)));
         kept.extend(handed.map(|p| (p, L2Form::Standard)));
         if chained {
-            let c2 = matmul_residual::second_conv(m, prep);
+            let c2 = matmul_fold::second_conv(m, prep);
             let residual = c2.map(|c2| matmul_residual::kept_values(m, prep, c2)).unwrap_or_default();
             kept.extend(residual.into_iter().map(|v| (v, L2Form::Standard)));
         }

@@ -62,10 +62,7 @@ pub(super) struct Fold {
 pub(super) fn fold(m: &Module, prep: &Op) -> Option<Fold> {
     let v = *prep.results.first()?;
     let (x, xt) = (*m.ty(*prep.operands.first()?)?, *m.ty(v)?);
-    let mut conv = m.users(v).next()?;
-    if conv.opcode == OpCode::GainOffsetControl {
-        conv = m.users(*conv.results.first()?).next()?;
-    }
+    let conv = first_conv(m, prep)?;
     let n1 = m.ty(*conv.results.first()?)?.c;
     let row1 = u64::from(n1) * xt.dtype.size() as u64;
     let wide = row1 > DIRECT_ROW_MAX && x.c > FOLD_ROWS;
@@ -93,6 +90,21 @@ pub(super) fn fold(m: &Module, prep: &Op) -> Option<Fold> {
     let fits = below + kept + after <= super::l2_chain::L2_BYTES;
     let chained = second.is_some();
     (fits && row.is_multiple_of(L2_GRANULE)).then_some(Fold { mh, kept, product, row, chained, below })
+}
+
+/// The convolution reading P's x^T (past a scale on it, `matmul_source`).
+fn first_conv<'m>(m: &'m Module, prep: &Op) -> Option<&'m Op> {
+    let mut conv = m.users(*prep.results.first()?).next()?;
+    if conv.opcode == OpCode::GainOffsetControl {
+        conv = m.users(*conv.results.first()?).next()?;
+    }
+    Some(conv)
+}
+
+/// The second matmul's convolution after P `prep`: P -> C1 (with its fused activation)
+/// -> C2, C1's result read by C2 alone ([`next_matmul`]).
+pub(super) fn second_conv<'m>(m: &'m Module, prep: &Op) -> Option<&'m Op> {
+    next_matmul(m, first_conv(m, prep).filter(|c| c.opcode == OpCode::Conv)?)
 }
 
 /// The second matmul's convolution when `conv`'s result (through the activation it

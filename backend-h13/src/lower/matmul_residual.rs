@@ -14,7 +14,7 @@
 //! task.
 
 use super::l2_chain::{link, scratch, standard};
-use super::matmul_source::sole;
+use super::matmul_source::{is_view, sole};
 use crate::buffers::Buffers;
 use crate::error::BackendError;
 use crate::layout::{round_up, L2Region, L2_GRANULE};
@@ -75,11 +75,6 @@ fn source_before_views(m: &Module, mut v: ValueId) -> Option<ValueId> {
     Some(v)
 }
 
-fn is_view(m: &Module, op: &Op) -> bool {
-    let tys = op.operands.first().and_then(|&x| m.ty(x)).zip(op.results.first().and_then(|&r| m.ty(r)));
-    tys.is_some_and(|(from, to)| !crate::buffers::reshape_is_swap(from, to))
-}
-
 /// x's rows in L2 at 0: one channel of `M` rows (`x` is `[1, 1, M, K]`).
 pub(super) fn x_rows(x: &TensorType) -> L2Region {
     let row = round_up(u64::from(x.w) * x.dtype.size() as u64, L2_GRANULE);
@@ -92,26 +87,10 @@ pub(super) fn kept_values(m: &Module, prep: &Op, c2: &Op) -> Vec<ValueId> {
     of(m, prep, c2).map(|r| r.product).unwrap_or_default()
 }
 
-/// The second matmul's convolution after `prep`: P → C1 (with its fused activation) → C2.
-pub(super) fn second_conv<'m>(m: &'m Module, prep: &Op) -> Option<&'m Op> {
-    let mut v = *prep.results.first()?;
-    let mut convs = 0;
-    loop {
-        let u = m.users(v).next()?;
-        match u.opcode {
-            OpCode::Conv if convs == 1 => return Some(u),
-            OpCode::Conv => convs += 1,
-            OpCode::Neuron | OpCode::GainOffsetControl => {}
-            _ => return None,
-        }
-        v = *u.results.first()?;
-    }
-}
-
 /// Step L for the P `prep` of a residual chain, if it is one: an NE copy of x into its
 /// rows at L2 0.
 pub(super) fn load(m: &Module, prep: &Op, bufs: &Buffers) -> Result<Option<Task>, BackendError> {
-    let Some(r) = second_conv(m, prep).and_then(|c2| of(m, prep, c2)) else { return Ok(None) };
+    let Some(r) = super::matmul_fold::second_conv(m, prep).and_then(|c2| of(m, prep, c2)) else { return Ok(None) };
     let x = bufs.surface(r.x)?;
     let mut t = Task::new(&prep.name, Engine::NePass, vec![x], scratch(&x.ty));
     t.l2_result = Some(L2Vector { form: L2Form::Standard, region: x_rows(&x.ty) });
@@ -121,7 +100,7 @@ pub(super) fn load(m: &Module, prep: &Op, bufs: &Buffers) -> Result<Option<Task>
 /// P's source when L loaded x: the rows read as `8 x Mh x K` (`rows_per` rows of x per
 /// row of the fold), in place after the copy (Dependent 0: L is the program's first task).
 pub(super) fn x_read(m: &Module, prep: &Op, rows_per: u32) -> Option<(L2Region, crate::task::L2Link)> {
-    let r = of(m, prep, second_conv(m, prep)?)?;
+    let r = of(m, prep, super::matmul_fold::second_conv(m, prep)?)?;
     let rows = x_rows(m.ty(r.x)?);
     let row = rows.row * u64::from(rows_per);
     Some((L2Region { channel: rows.row, row, ..rows }, link(true, false, 0)))
@@ -138,7 +117,7 @@ pub(super) fn add(
 ) -> Result<Option<Task>, BackendError> {
     let Some(op) = m.ops.get(g.head).filter(|op| op.opcode == OpCode::ScaledElementwise) else { return Ok(None) };
     let Some((prep, base)) = chain_of(m, op, kept) else { return Ok(None) };
-    let Some(r) = second_conv(m, prep).and_then(|c2| of(m, prep, c2)) else { return Ok(None) };
+    let Some(r) = super::matmul_fold::second_conv(m, prep).and_then(|c2| of(m, prep, c2)) else { return Ok(None) };
     let ty = *m.ty(r.x).ok_or_else(|| BackendError::Internal(format!("no type of '{}'s x", op.name)))?;
     let last = m.ops.get(g.last()).and_then(|l| l.results.first());
     let dest = bufs.surface(*last.ok_or_else(|| BackendError::Internal(format!("'{}' has no result", op.name)))?)?;

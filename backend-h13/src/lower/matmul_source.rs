@@ -83,7 +83,7 @@ pub(super) fn layer_norm_x(m: &Module, groups: &[Group], i: usize, prep: &Op, xt
 }
 
 /// True for a reshape that is a view (no task).
-fn is_view(m: &Module, op: &Op) -> bool {
+pub(super) fn is_view(m: &Module, op: &Op) -> bool {
     let tys = op.operands.first().and_then(|&x| m.ty(x)).zip(op.results.first().and_then(|&r| m.ty(r)));
     tys.is_some_and(|(from, to)| !crate::buffers::reshape_is_swap(from, to))
 }
