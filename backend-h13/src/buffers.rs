@@ -14,6 +14,7 @@ use crate::layout::{L2Region, Strides};
 use crate::task::{Engine, L2Form, Surface};
 use anec_codegen::hwx::model::{BoundTensor, TensorRole};
 use anec_ir::{DType, Layout, Module, ValueId};
+use anec_passes::plan::{pack, Interval, Liveness, Packer, Schedule};
 use anec_passes::Group;
 use std::collections::BTreeMap;
 
@@ -87,6 +88,8 @@ pub struct Buffers {
     /// Outputs that are an input or another output: (output name, from, to), each a copy
     /// task after the network's tasks.
     pub copies: Vec<(String, Surface, Surface)>,
+    /// Every intermediate given memory, in the order it was placed (`anec dump --plan`).
+    pub plan: Vec<PlannedValue>,
     /// Order of the per-tensor thread states (indices into `tensors`): inputs sorted by
     /// name, then outputs and intermediates in segment order. Apple's sum.hwx binds
     /// `image2, image` (the Inputs order) but writes the states as `image, image2`.
@@ -107,6 +110,19 @@ pub struct KeptValue {
     /// One task, the one just before the reader, writes it whole, in the reader's shape
     /// (the reader's SourceCfg.Dependent names the writer's engine, `chains.md` §3).
     pub whole: bool,
+}
+
+/// An intermediate's place in memory and its lifetime.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlannedValue {
+    /// The value.
+    pub value: ValueId,
+    /// The layer that writes it.
+    pub layer: String,
+    /// Where it lies.
+    pub surface: Surface,
+    /// Its writer's and last reader's groups (positions in the schedule).
+    pub live: Interval,
 }
 
 /// A scratch surface a recipe declares: its type, and the groups (by index) from the one
@@ -250,25 +266,19 @@ fn bind_scratch(b: &mut Buffers, scratch: &BTreeMap<String, ScratchNeed>, bar: u
     Ok(())
 }
 
-/// The offset of each scratch surface, in the order of their first groups (then by
-/// layer): the lowest 64-byte-aligned offset where it overlaps no surface placed before
-/// whose groups overlap its own. A surface whose last reader ran before another's first
+/// The offset of each scratch surface (`plan::pack`: first fit in the order of their
+/// first groups, then by layer): a surface whose last reader ran before another's first
 /// writer leaves its bytes to it.
 fn place_scratch(scratch: &BTreeMap<String, ScratchNeed>) -> Vec<(String, u64)> {
-    let mut order: Vec<(&String, &ScratchNeed)> = scratch.iter().collect();
-    order.sort_by_key(|(layer, need)| (*need.live.start(), (*layer).clone()));
-    let mut placed: Vec<(String, u64, u64, &ScratchNeed)> = Vec::new();
-    for (layer, need) in order {
-        let size = Strides::of(&need.ty, &Layout::default()).buffer_size(&need.ty);
-        let alive =
-            |other: &ScratchNeed| need.live.start() <= other.live.end() && other.live.start() <= need.live.end();
-        let busy: Vec<(u64, u64)> = placed.iter().filter(|p| alive(p.3)).map(|p| (p.1, p.2)).collect();
-        let candidates = std::iter::once(0).chain(busy.iter().map(|&(_, end)| end.div_ceil(ARENA_ALIGN) * ARENA_ALIGN));
-        let free = |at: u64| busy.iter().all(|&(start, end)| at + size <= start || end <= at);
-        let offset = candidates.filter(|&at| free(at)).min().unwrap_or(0);
-        placed.push((layer.clone(), offset, offset + size, need));
-    }
-    placed.into_iter().map(|(layer, offset, _, _)| (layer, offset)).collect()
+    let values: Vec<(u64, Interval)> = scratch
+        .values()
+        .map(|need| {
+            let size = Strides::of(&need.ty, &Layout::default()).buffer_size(&need.ty);
+            (size, Interval { first: *need.live.start(), last: *need.live.end() })
+        })
+        .collect();
+    let (placed, _) = pack(&values, ARENA_ALIGN);
+    scratch.keys().cloned().zip(placed.iter().map(|p| p.offset)).collect()
 }
 
 fn bind_intermediates(
@@ -278,8 +288,9 @@ fn bind_intermediates(
     next_bar: usize,
     reserved: &[usize],
 ) -> Result<(), BackendError> {
-    let needed = groups.iter().filter_map(|g| m.ops.get(g.last())).map(|op| needs_buffer(m, op, b)).sum::<usize>();
-    let mut bars = Bars::new(reserved, next_bar, needed);
+    let schedule = Schedule::of(m, groups).map_err(|e| BackendError::Internal(e.to_string()))?;
+    let live = Liveness::of(m, groups, &schedule);
+    let mut bars = Bars::new(reserved, next_bar);
     for op in groups.iter().filter_map(|g| m.ops.get(g.last())) {
         if op.results.first().is_some_and(|&r| is_constant(m, r)) {
             // In `__const` (`lower::constant::place`).
@@ -294,17 +305,17 @@ fn bind_intermediates(
                 continue;
             }
             let ty = *m.ty(r).ok_or_else(|| BackendError::Internal(format!("no type for %{}", r.0)))?;
-            match bars.next() {
+            let life = live.of_value(r).unwrap_or(Interval { first: 0, last: groups.len() });
+            let s = match bars.own() {
                 Some(bar) => {
                     let (t, s) = bound_type(&op.name, ty, &Layout::default(), TensorRole::Intermediate, bar)?;
                     b.tensors.push(t);
-                    b.surfaces.insert(r, s);
+                    s
                 }
-                None => {
-                    let s = bars.in_arena(ty);
-                    b.surfaces.insert(r, s);
-                }
-            }
+                None => bars.in_arena(ty, life),
+            };
+            b.surfaces.insert(r, s);
+            b.plan.push(PlannedValue { value: r, layer: op.name.clone(), surface: s, live: life });
         }
     }
     if let Some((bar, size)) = bars.arena() {
@@ -316,67 +327,42 @@ fn bind_intermediates(
     Ok(())
 }
 
-/// How many buffers `op`'s results need (0 for a constant, a reshape that is a view, or a
-/// value already bound or kept in L2).
-fn needs_buffer(m: &Module, op: &anec_ir::Op, b: &Buffers) -> usize {
-    let is_view = op.opcode == anec_ir::OpCode::Reshape
-        && !op
-            .operands
-            .first()
-            .zip(op.results.first())
-            .is_some_and(|(&x, &r)| m.ty(x).zip(m.ty(r)).is_some_and(|(from, to)| reshape_is_swap(from, to)));
-    if is_view || op.results.first().is_some_and(|&r| is_constant(m, r)) {
-        return 0;
-    }
-    op.results.iter().filter(|r| !b.surfaces.contains_key(r) && !b.kept.contains_key(r)).count()
-}
-
-/// The BARs intermediates take: the reserved ones, then those after the inputs and
-/// outputs; when there are fewer BARs than intermediates, the last BAR is an arena that
-/// holds the rest one after the other (64-byte aligned: the tile DMA's base unit).
+/// The BARs intermediates take: each reserved BAR holds one value of its own (Apple's
+/// scratch BAR 3; v4.2.1's BARs 3 and 2); every other intermediate lives in one arena,
+/// the BAR after the inputs and outputs, at an offset `plan::Packer` gives it by
+/// liveness: a value whose last reader has run leaves its bytes to later values, so the
+/// arena holds the tensors alive at once, however deep the network (64-byte aligned: the
+/// tile DMA's base unit).
 struct Bars<'a> {
     reserved: std::slice::Iter<'a, usize>,
-    next: usize,
-    /// BARs still to hand out before the arena starts.
-    own: usize,
-    arena: Option<(usize, u64)>,
+    arena_bar: usize,
+    arena: Option<Packer>,
 }
 
 /// Alignment of a value in the arena.
 const ARENA_ALIGN: u64 = 64;
 
 impl<'a> Bars<'a> {
-    fn new(reserved: &'a [usize], next: usize, needed: usize) -> Self {
-        let slots = reserved.len() + BAR_COUNT.saturating_sub(next);
-        let own = if needed <= slots { needed } else { slots.saturating_sub(1) };
-        Bars { reserved: reserved.iter(), next, own, arena: None }
+    fn new(reserved: &'a [usize], next: usize) -> Self {
+        Bars { reserved: reserved.iter(), arena_bar: next, arena: None }
     }
 
-    /// The next BAR of its own, or `None` once the arena holds the rest.
-    fn next(&mut self) -> Option<usize> {
-        if self.own == 0 {
-            return None;
-        }
-        self.own -= 1;
-        Some(self.reserved.next().copied().unwrap_or_else(|| {
-            self.next += 1;
-            self.next - 1
-        }))
+    /// The next reserved BAR, or `None` once they are taken.
+    fn own(&mut self) -> Option<usize> {
+        self.reserved.next().copied()
     }
 
-    /// A surface of `ty` in the arena.
-    fn in_arena(&mut self, ty: anec_ir::TensorType) -> Surface {
-        let bar = self.reserved.next().copied().unwrap_or(self.next);
-        let (bar, used) = *self.arena.get_or_insert((bar, 0));
+    /// A surface of `ty` alive over `live` in the arena.
+    fn in_arena(&mut self, ty: anec_ir::TensorType, live: Interval) -> Surface {
         let strides = Strides::of(&ty, &Layout::default());
-        let offset = used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN;
-        self.arena = Some((bar, offset + strides.buffer_size(&ty)));
-        Surface { bar: bar as u8, ty, strides, offset }
+        let packer = self.arena.get_or_insert_with(|| Packer::new(ARENA_ALIGN));
+        let placed = packer.place(strides.buffer_size(&ty), live);
+        Surface { bar: self.arena_bar as u8, ty, strides, offset: placed.offset }
     }
 
     /// The arena's BAR and bytes, if one was used.
     fn arena(&self) -> Option<(usize, u64)> {
-        self.arena.map(|(bar, used)| (bar, used.div_ceil(ARENA_ALIGN) * ARENA_ALIGN))
+        self.arena.as_ref().map(|p| (self.arena_bar, p.size()))
     }
 }
 
@@ -553,32 +539,51 @@ mod tests {
         (m, groups)
     }
 
-    #[test]
-    fn intermediates_beyond_the_bars_share_one_arena_without_overlap() {
-        let (m, groups) = chain(40);
-        let b = bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
-        assert!(b.tensors.iter().all(|t| usize::from(t.bar) < BAR_COUNT));
-        // Inputs and outputs take BARs 4 and 5, intermediates 3 and 6..; the last BAR is
-        // the arena of the rest.
-        let arena: Vec<&Surface> = b.surfaces.values().filter(|s| usize::from(s.bar) == BAR_COUNT - 1).collect();
-        let intermediates = 39;
-        let own = 1 + (BAR_COUNT - 6) - 1;
-        assert_eq!(arena.len(), intermediates - own);
-        let mut spans: Vec<(u64, u64)> =
-            arena.iter().map(|s| (s.offset, s.offset + s.strides.buffer_size(&s.ty))).collect();
-        spans.sort_unstable();
-        assert!(spans.windows(2).all(|w| w[0].1 <= w[1].0) && spans.iter().all(|s| s.0 % 64 == 0), "{spans:?}");
-        let arena_tensor = b.tensors.iter().find(|t| t.name == "intermediates@arena").unwrap();
-        assert_eq!(usize::from(arena_tensor.bar), BAR_COUNT - 1);
+    /// The arena's surfaces, by value.
+    fn arena(b: &Buffers, bar: usize) -> Vec<Surface> {
+        b.surfaces.values().filter(|s| usize::from(s.bar) == bar).copied().collect()
     }
 
     #[test]
-    fn a_few_intermediates_keep_a_bar_each() {
-        let (m, groups) = chain(4);
+    fn a_deep_chain_keeps_two_intermediates_alive_and_reuses_their_bytes() {
+        let (m, groups) = chain(64);
         let b = bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
-        assert!(b.tensors.iter().all(|t| t.name != "intermediates@arena"));
-        let bars: std::collections::BTreeSet<u8> = b.surfaces.values().map(|s| s.bar).collect();
-        assert_eq!(bars.len(), 5, "x, y and three intermediates");
+        // x and y take BARs 4 and 5; the first intermediate BAR 3, the other 62 the arena
+        // after them, alternating between two places (each read by the next layer only).
+        let size = Strides::of(&m.ty(m.ops[0].results[0]).copied().unwrap(), &Layout::default())
+            .buffer_size(m.ty(m.ops[0].results[0]).unwrap());
+        let place = size.div_ceil(ARENA_ALIGN) * ARENA_ALIGN;
+        let in_arena = arena(&b, 6);
+        assert_eq!(in_arena.len(), 62);
+        let offsets: std::collections::BTreeSet<u64> = in_arena.iter().map(|s| s.offset).collect();
+        assert_eq!(offsets, [0, place].into_iter().collect());
+        let arena_tensor = b.tensors.iter().find(|t| t.name == "intermediates@arena").unwrap();
+        assert_eq!((usize::from(arena_tensor.bar), b.tensors.len()), (6, 4));
+        assert_eq!(b.plan.len(), 63);
+        assert!(b.plan.iter().enumerate().all(|(i, p)| p.live == Interval { first: i, last: i + 1 }));
+    }
+
+    #[test]
+    fn values_alive_at_once_never_share_bytes() {
+        // Each value read by the next two layers (a chain with skips).
+        let (mut m, groups) = chain(12);
+        for i in 2..12 {
+            let skip = m.ops[i - 2].results[0];
+            m.ops[i].operands.push(skip);
+        }
+        let b = bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
+        let planned: Vec<&PlannedValue> = b.plan.iter().filter(|p| usize::from(p.surface.bar) == 6).collect();
+        assert_eq!(planned.len(), 10);
+        for (i, a) in planned.iter().enumerate() {
+            for c in &planned[i + 1..] {
+                let end = |s: &Surface| s.offset + s.strides.buffer_size(&s.ty);
+                let apart = end(&a.surface) <= c.surface.offset || end(&c.surface) <= a.surface.offset;
+                assert!(apart || !a.live.overlaps(&c.live), "{} and {}", a.layer, c.layer);
+            }
+        }
+        // Three values are alive at once (written, read next, read after next).
+        let offsets: std::collections::BTreeSet<u64> = planned.iter().map(|p| p.surface.offset).collect();
+        assert_eq!(offsets.len(), 3);
     }
 
     #[test]

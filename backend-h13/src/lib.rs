@@ -24,6 +24,7 @@ pub mod generation;
 pub mod hazard;
 pub mod layout;
 pub mod lower;
+pub mod plan;
 pub mod program;
 pub mod regmap;
 pub mod stream;
@@ -34,4 +35,4 @@ pub mod window;
 
 pub use error::BackendError;
 pub use generation::Compat;
-pub use program::{compile, Options};
+pub use program::{compile, Options, Program};

@@ -28,8 +28,17 @@ pub struct Options {
     pub compat: Compat,
 }
 
+/// A compiled program: the `.hwx` model and the memory plan it follows.
+#[derive(Debug, Clone)]
+pub struct Program {
+    /// The container model.
+    pub hwx: Hwx,
+    /// Buffers, and every intermediate's place and lifetime.
+    pub plan: anec_passes::plan::MemoryPlan,
+}
+
 /// Compiles a validated module into an `.hwx` program model.
-pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
+pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
     // Attention runs as its steps (`lower::attention`), and ops whose axes have no plan
     // between transposes (`lower::axis_moves`); the module is grouped again.
     // Nearest upsampling runs as reshapes and broadcasts (`lower::upsample`) first.
@@ -67,7 +76,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     }
     let mut consts = ConstSection::default();
     lower::constant::place(m, &mut bufs, &mut consts)?;
-    let (mut tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
+    let (mut tasks, group_tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
     crate::hazard::mark_overwrites(&mut tasks);
     crate::hazard::mark_waits(&mut tasks);
     if tasks.is_empty() && refused.is_empty() {
@@ -101,7 +110,8 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
     }
     let chain = chain::link(images, opts.compat)?;
     let (consts, const_symbols) = consts.finish();
-    Ok(Hwx {
+    let plan = crate::plan::report(m, &groups, &bufs, &group_tasks, tasks.len());
+    let hwx = Hwx {
         cpu_subtype: CPU_SUBTYPE_H13,
         relocations: relocations(&tasks, &chain),
         task_layers: tasks.iter().map(|t| t.layer.clone()).collect(),
@@ -116,21 +126,24 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Hwx, BackendError> {
         const_symbols,
         ident: opts.ident.clone(),
         state_order: bufs.state_order,
-    })
+    };
+    Ok(Program { hwx, plan })
 }
 
-/// Lowers every group: the tasks of those that lower, and an error for every layer that
-/// fails rather than the first.
+/// Lowers every group: the tasks of those that lower, the tasks of each group (first, one
+/// past the last), and an error for every layer that fails rather than the first.
 fn lower_all(
     m: &anec_ir::Module,
     groups: &[anec_passes::Group],
     bufs: &buffers::Buffers,
     consts: &mut ConstSection,
     gen: &crate::generation::Generation,
-) -> (Vec<Task>, Vec<BackendError>) {
+) -> (Vec<Task>, Vec<(usize, usize)>, Vec<BackendError>) {
     let mut tasks = Vec::with_capacity(groups.len());
+    let mut spans = Vec::with_capacity(groups.len());
     let mut errs = Vec::new();
     for g in groups {
+        let first = tasks.len();
         let lowered = lower_group(m, g, bufs, consts, gen).and_then(|mut t| {
             if let Some(prev) = tasks.last() {
                 lower::link_after_kernel_writer(prev, &mut t, gen)?;
@@ -141,6 +154,7 @@ fn lower_all(
             Ok(t) => tasks.extend(t),
             Err(e) => errs.push(at_layer(m, e)),
         }
+        spans.push((first, tasks.len()));
     }
     for (name, from, to) in &bufs.copies {
         match lower::copy_tasks(name, *from, *to) {
@@ -148,7 +162,7 @@ fn lower_all(
             Err(e) => errs.push(e),
         }
     }
-    (tasks, errs)
+    (tasks, spans, errs)
 }
 
 /// TD byte offset of CoeffBaseAddr[0]; channel i's word follows at +4i.

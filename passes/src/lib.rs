@@ -15,6 +15,7 @@ pub mod fuse;
 pub mod legalize;
 pub mod lower;
 pub mod pipeline;
+pub mod plan;
 pub mod target;
 pub mod validate;
 

@@ -12,7 +12,9 @@
 //!    destination DMA interleaving B channels element by element (Fmt.Interleave = B); on
 //!    the planar engine when there is one slice, else on the NE, and on the NE writing
 //!    transposed when x is transposed. Nothing when B = 1, x is not transposed and its
-//!    rows are whole 64-byte units: the kernel DMA streams x's own buffer (direct case).
+//!    rows are whole 64-byte units: the kernel DMA streams x's own buffer (direct case),
+//!    from x's offset in it (a multiple of 64 bytes: the arena of `buffers.rs` places
+//!    values so).
 //! 3. **Source** ([`transposer`]): with `transpose_rhs`, an NE pass writes yᵀ into L2 (K
 //!    channels of N); in the direct case it stands for writing the scratch yᵀ (DPC) and
 //!    the slices for reading it (SPC). Otherwise the slices read y from memory.
@@ -123,7 +125,7 @@ fn plan(shape: Shape, x: &Surface) -> Plan {
     let mut slices: Vec<Range<u32>> = (0..m).step_by(rows as usize).map(|r| r..(r + rows).min(m)).collect();
     slices.reverse();
     let row = u64::from(shape.k) * 2;
-    let whole_rows = row.is_multiple_of(KERNEL_UNIT) && x.strides.plane == row && x.offset == 0;
+    let whole_rows = row.is_multiple_of(KERNEL_UNIT) && x.strides.plane == row && x.offset.is_multiple_of(KERNEL_UNIT);
     let direct = !shape.tx && b == 1 && whole_rows;
     Plan { shape, b, ocg: b.trailing_zeros(), slices, direct }
 }

@@ -85,6 +85,8 @@ pub struct Compiled {
     pub module: Module,
     /// The program.
     pub hwx: Hwx,
+    /// Its buffers, and every intermediate's place and lifetime (`anec dump --plan`).
+    pub plan: anec_passes::plan::MemoryPlan,
 }
 
 impl Compiled {
@@ -136,11 +138,11 @@ pub fn validate_for(module: Module, file: &str, chip: Chip, route: Route) -> Res
 pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Compiled, Error> {
     let validated = validate_for(module, file, chip(opts.target)?, opts.route)?;
     let backend_opts = anec_backend_h13::Options { ident: opts.ident(), compat: opts.compat };
-    let hwx = match opts.target {
+    let program = match opts.target {
         Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
     }
     .map_err(|source| Error::Backend { file: file.to_string(), source })?;
-    let compiled = Compiled { module: validated.module().clone(), hwx };
+    let compiled = Compiled { module: validated.module().clone(), hwx: program.hwx, plan: program.plan };
     verify::program(&compiled, file)?;
     Ok(compiled)
 }

@@ -21,6 +21,20 @@ pub fn dump(file: &Path) -> Result<ExitCode, Error> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Runs `anec dump --plan`: compiles the model in memory (nothing written) and prints
+/// its memory plan.
+pub fn dump_plan(model: &Path, target: &str, function: &str) -> Result<ExitCode, Error> {
+    let chip = anec_passes::target::lookup(target).map_err(Error::UnknownChip)?;
+    let Some(target) = anec::code_generator(chip) else {
+        return Err(Error::NoCodeGenerator { file: model.display().to_string(), target: chip.name().to_string() });
+    };
+    let mut opts = anec::Options::new(target);
+    opts.function = function.to_string();
+    let compiled = anec::compile_file(model, &opts)?;
+    print(&compiled.plan.to_string())?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// Runs `anec diff`: exit 0 when equal, 1 when different, 2 on error.
 pub fn diff(a: &Path, b: &Path, strict: bool) -> Result<ExitCode, Error> {
     match diff_inner(a, b, strict) {

@@ -111,10 +111,25 @@ enum Command {
         #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
         function: String,
     },
-    /// Print every field of a .hwx or .anec program.
+    /// Print every field of a .hwx or .anec program; with --plan, compile a model (nothing
+    /// written) and print its memory plan.
+    ///
+    /// The plan lists every buffer the program binds (BAR, role, bytes, name) and every
+    /// intermediate: where it lies, its bytes, and the layer and tasks that write it and
+    /// that read it last. Intermediates whose lifetimes do not overlap share bytes.
     Dump {
-        /// The program file.
+        /// The program file, or with --plan the model file (model.mil, .mlmodelc,
+        /// .mlpackage, net.plist or .mlir).
         file: PathBuf,
+        /// Compile the model and print its memory plan instead.
+        #[arg(long)]
+        plan: bool,
+        /// Target chip (with --plan).
+        #[arg(short = 't', long = "target", default_value = "h13g")]
+        target: String,
+        /// The MIL function (with --plan).
+        #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
+        function: String,
     },
     /// Compare two programs field by field; exit 1 when they differ, 2 on error.
     ///
@@ -181,7 +196,8 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 }
             }
         }
-        Command::Dump { file } => inspect::dump(&file),
+        Command::Dump { file, plan: false, .. } => inspect::dump(&file),
+        Command::Dump { file, plan: true, target, function } => inspect::dump_plan(&file, &target, &function),
         Command::Diff { a, b, strict } => inspect::diff(&a, &b, strict),
         Command::Sim { program, inputs, output_dir } => sim::run(&program, &inputs, &output_dir),
         Command::Run { model, function, inputs, output_dir } => run::run(&model, &function, &inputs, &output_dir),
