@@ -20,6 +20,7 @@ pub mod chain;
 pub mod consts;
 pub mod encode;
 pub mod error;
+pub mod fuse;
 pub mod generation;
 pub mod hazard;
 pub mod layout;

@@ -48,12 +48,8 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
     let moved = lower::axis_moves::expand(attention.as_ref().unwrap_or(base));
     let expanded = moved.or(attention).or(upsampled);
     let m = expanded.as_ref().unwrap_or(v.module());
-    let generic = match &expanded {
-        Some(e) => anec_passes::fuse::groups(e),
-        None => v.groups().to_vec(),
-    };
     let gen = opts.compat.data();
-    let groups = lower::h13_groups(m, &generic);
+    let groups = crate::fuse::groups(m);
     let mut plan = if gen.l2_staging { lower::l2_pair::plan(m, &groups) } else { Default::default() };
     lower::l2_pair::keep_those_that_fit(m, &mut plan);
     let mut kept_at = Default::default();

@@ -18,7 +18,7 @@ pub enum PipelineError {
 
 /// Runs every pass in order and returns the module, verified and legal on `target`.
 ///
-/// The list: verify and group for fusion ([`validate`]), then the per-layer validators on
+/// The list: verify ([`validate`]), then the per-layer validators on
 /// the chip ([`legalize`], the same verdicts `anec check` reports). Segmentation, layout
 /// and tiling passes join here, one line each, as they land.
 pub fn run(module: Module, target: Target, route: Route) -> Result<Validated, PipelineError> {

@@ -1,11 +1,10 @@
 //! Validation: the IR verifier, run as the gate before any code generation.
 //!
 //! A [`Validated`] can only be built here, so holding one proves the module verified; it
-//! also carries the fusion groups the backend encodes one task each, and, when it comes
-//! from [`crate::pipeline::run`], the chip whose validators it passed
-//! ([`Validated::target`]).
+//! also carries, when it comes from [`crate::pipeline::run`], the chip whose validators
+//! it passed ([`Validated::target`]). Which ops share a task is the backend's fusion
+//! rules' decision (`crate::fuse`), made on the module it finally lowers.
 
-use crate::fuse::{self, Group};
 use crate::target::Target;
 use anec_ir::verify::{verify_module, VerifyError};
 use anec_ir::Module;
@@ -15,7 +14,6 @@ use std::fmt;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Validated {
     module: Module,
-    groups: Vec<Group>,
     target: Option<Target>,
 }
 
@@ -23,11 +21,6 @@ impl Validated {
     /// The verified module.
     pub fn module(&self) -> &Module {
         &self.module
-    }
-
-    /// The fused groups, in execution order (every op in exactly one group).
-    pub fn groups(&self) -> &[Group] {
-        &self.groups
     }
 
     /// The chip whose per-layer validators the module passed (`None` when it was only
@@ -62,6 +55,5 @@ impl std::error::Error for ValidationError {}
 /// Verifies `module`.
 pub fn validate(module: Module) -> Result<Validated, ValidationError> {
     verify_module(&module).map_err(|errors| ValidationError { errors })?;
-    let groups = fuse::groups(&module);
-    Ok(Validated { module, groups, target: None })
+    Ok(Validated { module, target: None })
 }

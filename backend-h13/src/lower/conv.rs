@@ -180,7 +180,7 @@ pub(super) fn with_table(tasks: &mut [Task], f: TableFn, consts: &mut ConstSecti
 
 /// Whether the convolution's kernel is fp16 (stored as fp16 or fp32), the format Apple's
 /// records show a table beside.
-pub(super) fn fp16_kernel(m: &Module, op: &Op) -> bool {
+pub(crate) fn fp16_kernel(m: &Module, op: &Op) -> bool {
     let blob = op.attr("weights").and_then(|a| a.as_resource()).and_then(|(name, _)| m.resources.get(name));
     blob.is_some_and(|b| matches!(b.dtype, DType::F16 | DType::F32))
 }

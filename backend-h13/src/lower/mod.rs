@@ -34,7 +34,7 @@
 pub mod attention;
 pub mod axis_moves;
 pub mod constant;
-mod conv;
+pub(crate) mod conv;
 mod elementwise;
 mod l2_chain;
 pub mod l2_pair;
@@ -46,14 +46,14 @@ mod matmul_residual;
 mod matmul_runtime;
 mod matmul_serial;
 mod matmul_source;
-mod movement;
-mod neuron;
+pub(crate) mod movement;
+pub(crate) mod neuron;
 mod normalization;
 mod pad;
 
 pub use neuron::table_fn as neuron_table;
 mod pool;
-mod reduction;
+pub(crate) mod reduction;
 pub mod regroup;
 mod softmax;
 pub mod upsample;
@@ -68,106 +68,6 @@ use crate::task::{Engine, Nonlinear, Surface, Task};
 use crate::window::unsupported;
 use anec_ir::{Attr, Module, Op, OpCode};
 use anec_passes::Group;
-
-/// Splits the generic fusion groups into what one H13 task runs: a fused gain/offset
-/// (scalar or per channel) joins the convolution's task, and so does a fused activation
-/// that is native ReLU or a table the convolution applies (`fused_activation`). A
-/// planar-engine reduction takes nothing in. Ops left out become groups of their own.
-pub fn h13_groups(m: &Module, groups: &[Group]) -> Vec<Group> {
-    let mut out = Vec::new();
-    for g in groups {
-        let mut cur = Group { head: g.head, goc: None, neuron: None, swap: None };
-        for i in g.ops().into_iter().skip(1) {
-            let Some(op) = m.ops.get(i) else { continue };
-            let head = m.ops.get(cur.head).map(|h| h.opcode);
-            let fits = head != Some(OpCode::Reduction)
-                && match op.opcode {
-                    OpCode::GainOffsetControl => cur.neuron.is_none(),
-                    OpCode::Neuron => m.ops.get(cur.head).is_some_and(|h| fused_activation(m, h, op)),
-                    _ => false,
-                };
-            match (fits, op.opcode) {
-                (true, OpCode::GainOffsetControl) => cur.goc = Some(i),
-                (true, _) => cur.neuron = Some(i),
-                (false, _) => {
-                    out.push(cur);
-                    cur = Group { head: i, goc: None, neuron: None, swap: None };
-                }
-            }
-        }
-        out.push(cur);
-    }
-    absorb_swaps(m, out)
-}
-
-/// An activation a convolution `conv` applies in its own task: native ReLU, or a table
-/// (NonlinearMode 2) at the head of each fp16 kernel chunk (`conv::with_table`; Apple's
-/// compute task of `chain_pair_mm_gelu`, `chains.md` §2.5).
-fn fused_activation(m: &Module, conv: &Op, neuron: &Op) -> bool {
-    let relu = neuron.attr("mode").and_then(Attr::as_str) == Some("relu");
-    let table = conv.opcode == OpCode::Conv && neuron::conv_table(neuron).is_some() && conv::fp16_kernel(m, conv);
-    relu || table
-}
-
-/// Lets a convolution's task write its result with C and W swapped (Common.Cfg bit 28)
-/// when the group after it is a lone channel<->width transpose of that result, its only
-/// use (a `linear` swaps back after its 1x1 convolution: Apple's compute task writes the
-/// product rows so, `matmul.md` §1); likewise a planar-engine reduction whose vector of
-/// results becomes a row (written packed, word 0x158 0x400).
-fn absorb_swaps(m: &Module, groups: Vec<Group>) -> Vec<Group> {
-    let mut out: Vec<Group> = Vec::with_capacity(groups.len());
-    for g in groups {
-        let lone = g.goc.is_none() && g.neuron.is_none();
-        if let (true, Some(prev), Some(op)) = (lone, out.last_mut(), m.ops.get(g.head)) {
-            let writer = m.ops.get(prev.head).is_some_and(|h| match h.opcode {
-                OpCode::Conv => true,
-                OpCode::Reduction => prev.goc.is_none() && reduction::packs_into_row(m, h),
-                _ => false,
-            });
-            let conv = writer && prev.swap.is_none();
-            let value = m.ops.get(prev.last()).and_then(|p| p.results.first().copied());
-            let sole = value.is_some_and(|v| {
-                op.operands == [v] && m.users(v).count() == 1 && !m.outputs.iter().any(|p| p.value == v)
-            });
-            if conv && sole && movement::is_channel_width_swap(m, op) {
-                prev.swap = Some(g.head);
-                continue;
-            }
-            // A ReLU of what a convolution wrote through its swap: the NE applies it before
-            // the transposed write (Apple's `chain_pair_mm_relu`: one compute task); a
-            // ReLU of a planar-engine elementwise op: its PE word bit 5 (Apple's
-            // `chain_add_relu_c512`: one task).
-            let swapped = prev.swap.is_some() && prev.neuron.is_none();
-            let planar = m.ops.get(prev.head).is_some_and(|h| h.opcode == OpCode::ScaledElementwise)
-                && prev.goc.is_none()
-                && prev.neuron.is_none()
-                && prev.swap.is_none();
-            let relu = op.opcode == OpCode::Neuron && op.attr("mode").and_then(Attr::as_str) == Some("relu");
-            let conv_head = m.ops.get(prev.head).filter(|h| h.opcode == OpCode::Conv);
-            let in_conv =
-                swapped && op.opcode == OpCode::Neuron && conv_head.is_some_and(|h| fused_activation(m, h, op));
-            if (swapped || planar) && sole && relu || sole && in_conv {
-                prev.neuron = Some(g.head);
-                continue;
-            }
-            // A scalar gain/offset of a runtime matmul's product: its post-scale and bias
-            // (Apple's attention: the scores' 1/8 in Q·K^T's PostScale, `chains.md` §1.1).
-            let matmul = m.ops.get(prev.head).is_some_and(|h| h.opcode == OpCode::Matmul)
-                && prev.goc.is_none()
-                && prev.neuron.is_none()
-                && prev.swap.is_none();
-            let scalar = op.opcode == OpCode::GainOffsetControl
-                && op.attr("scale_data").is_none()
-                && op.attr("bias_data").is_none();
-            if matmul && scalar && sole {
-                prev.goc = Some(g.head);
-                continue;
-            }
-        }
-        out.push(g);
-    }
-    out
-}
 
 /// Lowers one group to its tasks (one, or a convolution's slices): the head's tasks, with
 /// the fused stages applied and the group's last result as destination.
@@ -620,7 +520,7 @@ mod tests {
     /// (checked to be one group) and lowered to one task.
     fn lowered_as_one_group(m: &Module) -> (Task, ConstSection) {
         let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
-        let groups = h13_groups(m, &generic);
+        let groups = crate::fuse::groups(m);
         assert_eq!(groups, generic);
         let bufs =
             buffers::bind(m, &groups, BarOrder::OutputsThenInputs, &Default::default(), &Default::default()).unwrap();
@@ -660,8 +560,7 @@ mod tests {
         assert_eq!(symbols.len(), 3, "the banks without a table are gone");
         // An activation whose table reads a transformed input stays a task of its own.
         m.ops[2].attrs.insert("mode".into(), Attr::Str("exp".into()));
-        let generic = vec![Group { head: 0, goc: Some(1), neuron: Some(2), swap: None }];
-        assert_eq!(h13_groups(&m, &generic).len(), 2);
+        assert_eq!(crate::fuse::groups(&m).len(), 2);
     }
 
     #[test]

@@ -192,7 +192,7 @@ const CHANNEL_WIDTH_SWAP: [usize; 5] = [0, W, 2, 3, 1];
 
 /// True for an `anec.transpose` exchanging the channels and the width, or a reshape
 /// moving a vector between them.
-pub(super) fn is_channel_width_swap(m: &anec_ir::Module, op: &Op) -> bool {
+pub(crate) fn is_channel_width_swap(m: &anec_ir::Module, op: &Op) -> bool {
     let types = (op.operands.first().and_then(|&v| m.ty(v)), op.results.first().and_then(|&v| m.ty(v)));
     match (op.opcode, types) {
         (anec_ir::OpCode::Transpose, _) => super::axis_list(op, "perm").is_ok_and(|p| p == CHANNEL_WIDTH_SWAP),

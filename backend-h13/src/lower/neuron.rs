@@ -61,7 +61,7 @@ pub fn table_fn(mode: &str, alpha: Option<f64>, beta: Option<f64>) -> Option<Tab
 /// the value as it is. `exp` (PostScale), `rsqrt` and `inv` with eps (AccBias) transform
 /// the input on the stages the convolution's own gain and bias use, so they stay tasks
 /// of their own.
-pub(super) fn conv_table(op: &Op) -> Option<TableFn> {
+pub(crate) fn conv_table(op: &Op) -> Option<TableFn> {
     let mode = op.attr("mode").and_then(Attr::as_str)?;
     let alpha = op.attr("alpha").and_then(Attr::as_float);
     let transformed = match mode {

@@ -112,11 +112,7 @@ fn conv_then_swap() -> Module {
 #[test]
 fn a_convolution_writes_through_the_swap_after_it() {
     let m = conv_then_swap();
-    let generic = vec![
-        anec_passes::Group { head: 0, goc: None, neuron: None, swap: None },
-        anec_passes::Group { head: 1, goc: None, neuron: None, swap: None },
-    ];
-    let groups = h13_groups(&m, &generic);
+    let groups = crate::fuse::groups(&m);
     assert_eq!(groups, vec![anec_passes::Group { head: 0, goc: None, neuron: None, swap: Some(1) }]);
     let bufs = buffers::bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();
     let tasks = lower_group(&m, &groups[0], &bufs, &mut ConstSection::default(), &CURRENT).unwrap();
@@ -158,8 +154,7 @@ fn a_relu_after_the_swap_joins_the_convolution() {
         loc: Location::default(),
     });
     m.outputs[0].value = r;
-    let generic: Vec<_> = (0..3).map(|head| anec_passes::Group { head, goc: None, neuron: None, swap: None }).collect();
-    let groups = h13_groups(&m, &generic);
+    let groups = crate::fuse::groups(&m);
     assert_eq!(groups, vec![anec_passes::Group { head: 0, goc: None, neuron: Some(2), swap: Some(1) }]);
     assert_eq!(groups[0].last(), 2);
     let bufs = buffers::bind(&m, &groups, BarOrder::SortedByName, &Default::default(), &Default::default()).unwrap();

@@ -65,7 +65,7 @@ fn pe_reduce(op: &Op, ty: &TensorType, axes: &[usize]) -> Result<PeReduce, Backe
 /// True when the reduction's one-task plan can write its result, a vector along C, as
 /// one row instead (word 0x158 0x400: Apple's keep_dims = false reduction of
 /// `reduce_probe_sum_ax2_3_1x64x8x8_flat`, whose `[1, 64]` result is a row).
-pub(super) fn packs_into_row(m: &anec_ir::Module, op: &Op) -> bool {
+pub(crate) fn packs_into_row(m: &anec_ir::Module, op: &Op) -> bool {
     let ty = |v: Option<&anec_ir::ValueId>| v.and_then(|&v| m.ty(v)).copied();
     let (Some(x), Some(r), Ok(axes)) = (ty(op.operands.first()), ty(op.results.first()), axes(op)) else {
         return false;
