@@ -421,8 +421,10 @@ fn bind_output_views(m: &Module, b: &mut Buffers) -> Result<(), BackendError> {
 }
 
 /// `s`'s bytes read as `ty`, when the element order and every row's place agree: the same
-/// row width, or rows without padding on both sides; and `s` packs its rows, planes and
-/// depth slices one after the other (the default layout).
+/// row width, or rows without padding on both sides; `s` packs its rows, planes and
+/// depth slices one after the other (the default layout); and channels and depth slices
+/// are not regrouped while both exceed 1 (their order in memory is the reverse of a
+/// reshape's).
 pub fn view(s: &Surface, ty: anec_ir::TensorType) -> Option<Surface> {
     if s.ty == ty {
         return Some(*s);
@@ -435,7 +437,16 @@ pub fn view(s: &Surface, ty: anec_ir::TensorType) -> Option<Surface> {
         && st.depth == st.plane * u64::from(s.ty.c)
         && (s.ty.n <= 1 || st.batch == st.depth * u64::from(s.ty.d));
     let rows_agree = s.ty.w == ty.w || (dense_rows(&s.ty) && dense_rows(&ty));
-    let ok = elems(&s.ty) == elems(&ty) && s.ty.dtype == ty.dtype && uniform && rows_agree;
+    // A reshape orders elements N, C, D, H, W; the layout stores depth slices outside the
+    // channels (N, D, C, H, W): the two agree when C or D is 1 on both sides, or when
+    // neither changes.
+    let unmixed = |t: &anec_ir::TensorType| t.c <= 1 || t.d <= 1;
+    let same_cd = s.ty.c == ty.c && s.ty.d == ty.d;
+    let ok = elems(&s.ty) == elems(&ty)
+        && s.ty.dtype == ty.dtype
+        && uniform
+        && rows_agree
+        && (same_cd || (unmixed(&s.ty) && unmixed(&ty)));
     ok.then(|| Surface { ty, strides: view_strides(s, &ty), ..*s })
 }
 
@@ -488,14 +499,17 @@ pub fn reshape_is_swap(from: &anec_ir::TensorType, to: &anec_ir::TensorType) -> 
 }
 
 fn not_a_view(op: &anec_ir::Op, from: &anec_ir::TensorType, to: &anec_ir::TensorType) -> BackendError {
+    let mixed = |t: &anec_ir::TensorType| t.c > 1 && t.d > 1;
+    let why = if (from.c != to.c || from.d != to.d) && (mixed(from) || mixed(to)) {
+        "regroups channels and depth slices (memory holds the depth slices outside the channels)"
+    } else {
+        "moves rows in memory (a row width changes and a row is not a whole number of 64 bytes)"
+    };
     BackendError::Unsupported {
         line: op.loc.line,
         layer: op.name.clone(),
         op: op.opcode.to_string(),
-        reason: format!(
-            "reshape {from} -> {to} moves rows in memory (a row width changes and a row is not a whole number \
-             of 64 bytes); such a reshape needs a copy task, not supported yet"
-        ),
+        reason: format!("reshape {from} -> {to} {why}; such a reshape needs a copy task, not supported yet"),
     }
 }
 

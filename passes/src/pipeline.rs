@@ -2,6 +2,7 @@
 
 use crate::legalize::{legalize, LegalizeError, Route};
 use crate::target::Target;
+use crate::tile;
 use crate::validate::{validate, Validated, ValidationError};
 use anec_ir::Module;
 
@@ -18,11 +19,16 @@ pub enum PipelineError {
 
 /// Runs every pass in order and returns the module, verified and legal on `target`.
 ///
-/// The list: verify ([`validate`]), then the per-layer validators on
-/// the chip ([`legalize`], the same verdicts `anec check` reports). Segmentation, layout
-/// and tiling passes join here, one line each, as they land.
+/// The list: verify ([`validate`]), rewrite the layers the chip runs only as several
+/// ([`tile::run`]) and verify again, then the per-layer validators on the chip
+/// ([`legalize`], the same verdicts `anec check` reports). Segmentation and layout passes
+/// join here, one line each, as they land.
 pub fn run(module: Module, target: Target, route: Route) -> Result<Validated, PipelineError> {
     let validated = validate(module)?;
+    let validated = match tile::run(validated.module(), target) {
+        std::borrow::Cow::Owned(tiled) => validate(tiled)?,
+        std::borrow::Cow::Borrowed(_) => validated,
+    };
     legalize(&validated, target, route)?;
     Ok(validated.legal_on(target))
 }

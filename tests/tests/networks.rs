@@ -78,3 +78,22 @@ fn a_deep_residual_chain_reuses_its_memory() {
     assert_eq!(alone, plan.slots.len() as u64 * tensor);
     assert_eq!(plan.slots.len(), 64 + 32 - 1);
 }
+
+/// ViT-B/16's patch embedding: 3 x 224 x 224 into 768 channels of 14 x 14 patches, a
+/// 16 x 16 kernel with stride 16 (wider than H13's 13 taps), run as data moves and a 1x1
+/// convolution (`passes::tile::patch_embedding`).
+#[test]
+fn a_vit_patch_embedding_agrees() {
+    let mut net = Net::new(&[1, 3, 224, 224], 5);
+    let w = net.weight("patch_w", &[768, 3, 16, 16], (768.0f32).sqrt().recip());
+    let b = net.weight("patch_b", &[768], 0.05);
+    let args = format!(
+        "x = x, weight = {w}, bias = {b}, strides = tensor<int32, [2]>([16, 16]), pad_type = string(\"valid\"), \
+         dilations = tensor<int32, [2]>([1, 1]), groups = int32(1)"
+    );
+    let y = net.op("patch", &[1, 768, 14, 14], "conv", &args);
+    let compiled = agrees(&net.source(&y, "vit_patch_embedding.mil"));
+    // Per input channel a slice, a transposing pass and a copy (9); the concatenation (3),
+    // the 1x1 convolution (1), H and W of its result exchanged (3), the bias (2).
+    assert_eq!(compiled.hwx.td_count, 18);
+}

@@ -74,6 +74,13 @@ fn transposed_convolution_agrees_or_is_rejected() {
     run_family("conv_transpose", CASES, families::conv_transpose());
 }
 
+/// Kernels wider than the chip's 13 taps with a stride equal to the kernel (a ViT's patch
+/// embedding) run as data moves and a 1x1 convolution.
+#[test]
+fn a_patch_embedding_agrees_or_is_rejected() {
+    run_family("patch_embedding", CASES / 8, families::patch_embedding());
+}
+
 #[test]
 fn linear_agrees() {
     run_family("linear", CASES, families::linear());

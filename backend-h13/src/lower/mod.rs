@@ -229,7 +229,8 @@ pub fn lower(
     if let Some(goc) = goc {
         (t.affine, t.vectors) = gain_offset(m, goc, t.dest.ty.c, consts)?;
     }
-    Ok(movement::per_batch(t)?.into_iter().flat_map(|b| movement::in_bands(b, gen)).collect())
+    let slices = movement::per_batch(t)?.into_iter().flat_map(movement::per_depth_slice);
+    Ok(slices.flat_map(|b| movement::in_bands(b, gen)).collect())
 }
 
 /// Copies of several batches as one task per batch (`movement::per_batch`).

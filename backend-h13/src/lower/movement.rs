@@ -39,14 +39,7 @@ pub(super) fn copy(layer: &str, src: Surface, dest: Surface) -> Result<Task, Bac
 /// several batches are refused when lowered).
 pub(super) fn per_batch(t: Task) -> Result<Vec<Task>, BackendError> {
     let n = t.dest.ty.n;
-    let lone = t.l2_source.is_none()
-        && t.l2_result.is_none()
-        && t.l2_operand.is_none()
-        && t.token.is_none()
-        && t.runtime_kernel.is_none()
-        && t.kernel_write.is_none()
-        && t.kernel.is_empty();
-    if n <= 1 || t.engine != Engine::NePass || !lone || t.sources.iter().any(|s| s.ty.n != n) {
+    if n <= 1 || t.engine != Engine::NePass || !lone(&t) || t.sources.iter().any(|s| s.ty.n != n) {
         return Ok(vec![t]);
     }
     let inner = |s: &Surface| s.strides.batch != 0 && s.strides.batch < s.strides.depth * u64::from(s.ty.d);
@@ -72,6 +65,46 @@ pub(super) fn per_batch(t: Task) -> Result<Vec<Task>, BackendError> {
         })
         .collect();
     Ok(tasks)
+}
+
+/// A task that reads and writes memory only, with no kernel, token or L2 hand-over.
+fn lone(t: &Task) -> bool {
+    t.l2_source.is_none()
+        && t.l2_result.is_none()
+        && t.l2_operand.is_none()
+        && t.token.is_none()
+        && t.runtime_kernel.is_none()
+        && t.kernel_write.is_none()
+        && t.kernel.is_empty()
+}
+
+/// An NE pass (a copy, a transposing pass) over several depth slices as one task per
+/// slice, each reading and writing its slice at its depth offset (a source read with
+/// permuted strides steps by the stride of the axis that becomes the result's depth): the
+/// NE passes one C x H x W tensor per task (the transposing pass exchanges its C and W;
+/// the simulator models source depth only for planar-engine reductions). Used by a patch
+/// embedding's moves (`passes::lower::conv`). Any other task is returned as it is.
+pub(super) fn per_depth_slice(t: Task) -> Vec<Task> {
+    let d = t.dest.ty.d;
+    let single = t.sources.len() == 1 && t.sources.iter().all(|s| s.ty.d == d);
+    if d <= 1 || t.engine != Engine::NePass || !lone(&t) || !single {
+        return vec![t];
+    }
+    // One batch of one slice: its batch stride is its depth stride (neither is stepped).
+    let one = |s: &Surface, i: u32| Surface {
+        ty: TensorType { d: 1, ..s.ty },
+        offset: s.offset + u64::from(i) * s.strides.depth,
+        strides: Strides { batch: s.strides.depth, ..s.strides },
+        ..*s
+    };
+    (0..d)
+        .map(|i| {
+            let mut slice = t.clone();
+            slice.sources = t.sources.iter().map(|s| one(s, i)).collect();
+            slice.dest = one(&t.dest, i);
+            slice
+        })
+        .collect()
 }
 
 /// `t` as it is when it fits the L2 a task addresses; otherwise, when each row of its
@@ -242,17 +275,9 @@ pub(super) fn as_channels(s: Surface) -> Surface {
     s
 }
 
-/// An NE pass writing `x` with C and W swapped into `dest`, one depth slice (several
-/// batches: one task each, [`per_batch`]).
+/// An NE pass writing `x` with C and W swapped into `dest` (several batches or depth
+/// slices: one task each, [`per_batch`] and [`per_depth_slice`]).
 fn transposing_pass(op: &Op, x: Surface, dest: Surface) -> Result<Task, BackendError> {
-    if x.ty.d > 1 {
-        let reason = format!(
-            "a channel<->width transpose of {} depth slices (the NE transposes one C x H x W tensor per task; \
-             tiling comes later)",
-            x.ty.d
-        );
-        return Err(unsupported(op, &reason));
-    }
     let mut t = Task::new(&op.name, Engine::NePass, vec![x], dest);
     t.transposed_write = true;
     Ok(t)

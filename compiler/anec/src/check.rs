@@ -67,6 +67,9 @@ pub fn check_module(m: &Module, chip: Chip, route: Route) -> Report {
 /// [`check_module`]; `whole` compiles the whole module at the end (not for the part of a
 /// MIL model that lowered: its compile stops at the lowering).
 fn checked(m: &Module, chip: Chip, route: Route, whole: bool) -> Report {
+    // The layers the pipeline rewrites into several are judged as rewritten.
+    let tiled = anec_passes::tile::run(m, chip);
+    let m = tiled.as_ref();
     let mut r = legalize::check(m, chip, route);
     match code_generator(chip) {
         Some(Target::H13g) => h13(m, &mut r, chip, route, whole),

@@ -28,11 +28,23 @@ fn kernel_width(cx: &Cx<'_>) -> Check {
     if kw > range.max {
         // What the model can do instead that the chip runs: strides stay within 3 on H13,
         // so a kernel wider than the limit is the sum of narrower ones over shifted views
-        // of the input; a patch embedding (stride = kernel) has no such form.
-        let s = format!(
-            "kernel {kw} > {} on {t}: write it as kernels of at most {} taps over shifted slices of the input, their results added (a dilated kernel spans (k - 1) x dilation + 1)",
-            range.max, range.max
-        );
+        // of the input; a patch embedding (stride = kernel) reaches here only when
+        // `tile::patch_embedding` could not rewrite it.
+        let patches = cx.ints("stride").get(1).is_some_and(|&s| s == i64::from(kw));
+        let s = if patches {
+            format!(
+                "kernel {kw} = stride > {} on {t}: a patch embedding runs as data moves and a 1x1 convolution when it \
+                 has no padding, one group, an fp16 input whose width is a multiple of 32 and whose height and width \
+                 are whole patches",
+                range.max
+            )
+        } else {
+            format!(
+                "kernel {kw} > {} on {t}: write it as kernels of at most {} taps over shifted slices of the input, \
+                 their results added (a dilated kernel spans (k - 1) x dilation + 1)",
+                range.max, range.max
+            )
+        };
         return Err(r.suggest(s));
     }
     Err(r)

@@ -524,3 +524,41 @@ pub fn conv_transpose() -> impl Strategy<Value = Model> {
         },
     )
 }
+
+/// A patch embedding: a convolution whose kernel equals its stride and exceeds the 13
+/// taps of H13 (14 to 32), over whole patches, 1 to 3 input channels and 1 to 6 outputs,
+/// optional bias (`passes::tile::patch_embedding`); widths that are not a multiple of 32
+/// (16 x 3) stay refused by name.
+pub fn patch_embedding() -> impl Strategy<Value = Model> {
+    let sides = prop_oneof![
+        Just((14, 16)),
+        Just((16, 2)),
+        Just((16, 4)),
+        Just((20, 8)),
+        Just((32, 1)),
+        Just((32, 3)),
+        Just((16, 3))
+    ];
+    (sides, 1usize..=3, 1usize..=3, 1usize..=6, any::<bool>(), any::<u64>()).prop_map(
+        |((k, pw), ph, cin, cout, bias, seed)| {
+            let (h, w) = (ph * k, pw * k);
+            let scale = (((cin * k * k) as f32).sqrt()).recip();
+            let kernel: Vec<f32> =
+                weights(seed, cout * cin * k * k).iter().map(|v| anec_tests::agree::fp16(v * scale)).collect();
+            let mut args = vec![
+                ("x", "x".to_string()),
+                ("weight", fp16_tensor(&[cout, cin, k, k], &kernel)),
+                ("strides", ints(&[k as i64, k as i64])),
+                ("pad_type", string("valid")),
+                ("dilations", ints(&[1, 1])),
+                ("groups", int(1)),
+            ];
+            if bias {
+                args.push(("bias", fp16_tensor(&[cout], &weights(seed ^ 1, cout))));
+            }
+            let mut t = MilText::new(&[("x", &[1, cin, h, w])]);
+            t.op("patch_0", &[1, cout, ph, pw], "conv", &args).output("patch_0");
+            mil("patch_embedding", &t, &["patch_0"], seed, RANGE)
+        },
+    )
+}

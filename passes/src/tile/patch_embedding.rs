@@ -1,0 +1,267 @@
+//! A patch embedding: a convolution over non-overlapping `K x K` patches (kernel = stride,
+//! no padding, no dilation, one group) whose kernel exceeds the chip's limit (H13: 13
+//! taps), as a ViT writes it (16 x 16, stride 16). The engine has no such kernel and no
+//! stride above 3, so the patches are moved into channels and contracted by a 1 x 1
+//! convolution (a matmul with the weights):
+//!
+//! per input channel `c` of `x` (`C x H x W`, `H = Ph·K`, `W = Pw·K`; `i, j` a patch's
+//! row and column, `u, v` a pixel's inside it):
+//! 1. the channel, `1 x (i,u) x (j,v)`, reshaped to `i x 1 x (u,j,v)` (a view: rows of
+//!    `W` and of `K·W` elements are whole 64-byte units, `W` a multiple of 32);
+//! 2. C and W exchanged: `(u,j,v) x 1 x i` (one NE pass);
+//! 3. reshaped to `(u,j) x v x i` (a view), H and C exchanged: `v x (u,j) x i` (a copy
+//!    reading with permuted strides), reshaped to `(v,u) x j x i` (a view);
+//!
+//! then the pieces concatenated along C (`(c,v,u) x j x i`), the 1 x 1 convolution with
+//! the weights reordered to `O x (c,v,u)` (`O x j x i`), and H and W exchanged into the
+//! convolution's result (`O x Ph x Pw`). The bias and activation after the convolution
+//! are untouched. Every step is an op the chip runs; `tests/tests/networks.rs` checks the
+//! program against the reference in the simulator.
+
+use crate::target::Target;
+use anec_ir::{Attr, Attrs, Blob, DType, Module, Op, OpCode, TensorType, ValueId};
+
+/// Elements in a row that is a whole number of 64-byte units (fp16).
+const ROW_UNIT: u32 = 32;
+
+/// The patch side `(kh, kw)` when `op` is a patch embedding the chip cannot run directly
+/// and this rewrite can.
+fn patches(m: &Module, op: &Op, target: Target) -> Option<(u32, u32)> {
+    if op.opcode != OpCode::Conv {
+        return None;
+    }
+    let ints = |name: &str| op.attr(name).and_then(Attr::as_int_array);
+    let (kernel, stride, pad) = (ints("kernel")?, ints("stride")?, ints("pad")?);
+    let groups = op.attr("groups").and_then(Attr::as_int).unwrap_or(1);
+    let (&[kh, kw], &[sy, sx]) = (kernel.as_slice(), stride.as_slice()) else { return None };
+    let (kh, kw) = (u32::try_from(kh).ok()?, u32::try_from(kw).ok()?);
+    let max = target.limits().conv_kernel_width.value.max;
+    let patchy = kh == u32::try_from(sy).ok()? && kw == u32::try_from(sx).ok()? && (kh > max || kw > max);
+    let (x, r) = (m.ty(*op.operands.first()?)?, m.ty(*op.results.first()?)?);
+    let whole = x.n == 1 && x.d == 1 && x.h % kh == 0 && x.w % kw == 0 && r.h == x.h / kh && r.w == x.w / kw;
+    let rows = x.w % ROW_UNIT == 0 && x.dtype == DType::F16;
+    let weights = weights(m, op).is_some();
+    (patchy && whole && rows && weights && groups == 1 && pad.iter().all(|&p| p == 0)).then_some((kh, kw))
+}
+
+/// The convolution's weight blob, when its elements are fp16 or fp32.
+fn weights<'m>(m: &'m Module, op: &Op) -> Option<&'m Blob> {
+    let (name, _) = op.attr("weights")?.as_resource()?;
+    m.resources.get(name).filter(|b| matches!(b.dtype, DType::F16 | DType::F32))
+}
+
+/// `m` with every patch embedding rewritten, or `None` when it has none.
+pub fn expand(m: &Module, target: Target) -> Option<Module> {
+    if !m.ops.iter().any(|op| patches(m, op, target).is_some()) {
+        return None;
+    }
+    let mut out = Module { ops: Vec::with_capacity(m.ops.len() + 16), ..m.clone() };
+    for op in &m.ops {
+        match patches(m, op, target) {
+            Some(k) => Steps { m: &mut out, op, n: 0 }.embed(k),
+            None => out.ops.push(op.clone()),
+        }
+    }
+    Some(out)
+}
+
+/// The ops replacing one convolution.
+struct Steps<'a> {
+    m: &'a mut Module,
+    op: &'a Op,
+    n: usize,
+}
+
+/// `[batch, channel, depth, height, width]` picked by index.
+fn perm(p: [usize; 5]) -> Attr {
+    const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
+    Attr::Array(p.iter().map(|&i| Attr::Str(AXES[i].into())).collect())
+}
+
+impl Steps<'_> {
+    fn embed(&mut self, (kh, kw): (u32, u32)) {
+        let (Some(&x), Some(&r)) = (self.op.operands.first(), self.op.results.first()) else { return };
+        let (Some(&t), Some(&rt)) = (self.m.ty(x), self.m.ty(r)) else { return };
+        let (ph, pw) = (t.h / kh, t.w / kw);
+        let shaped = |c: u32, h: u32, w: u32| TensorType { c, h, w, ..t };
+        let pieces: Vec<ValueId> = (0..t.c)
+            .map(|c| {
+                let channel = self.push(OpCode::InputView, slice(c), vec![x], shaped(1, t.h, t.w), None);
+                let rows = self.push(OpCode::Reshape, Attrs::new(), vec![channel], shaped(ph, 1, kh * t.w), None);
+                let swapped = self.transpose(rows, [0, 4, 2, 3, 1], shaped(kh * t.w, 1, ph));
+                let split = self.push(OpCode::Reshape, Attrs::new(), vec![swapped], shaped(kh * pw, kw, ph), None);
+                let moved = self.transpose(split, [0, 3, 2, 1, 4], shaped(kw, kh * pw, ph));
+                self.push(OpCode::Reshape, Attrs::new(), vec![moved], shaped(kw * kh, pw, ph), None)
+            })
+            .collect();
+        let depth = kw * kh * t.c;
+        let cat = match pieces.as_slice() {
+            [one] => *one,
+            _ => {
+                let axis = [("axis".to_string(), Attr::Str("channel".into()))].into_iter().collect();
+                self.push(OpCode::Concat, axis, pieces.clone(), shaped(depth, pw, ph), None)
+            }
+        };
+        let conv = self.conv(cat, (kh, kw), depth, TensorType { h: pw, w: ph, ..rt });
+        let attrs = [("perm".to_string(), perm([0, 1, 2, 4, 3]))].into_iter().collect();
+        self.push(OpCode::Transpose, attrs, vec![conv], rt, Some(r));
+    }
+
+    /// The 1 x 1 convolution over `(c, v, u)`, its weights reordered from `O x C x kh x kw`.
+    fn conv(&mut self, x: ValueId, (kh, kw): (u32, u32), depth: u32, ty: TensorType) -> ValueId {
+        let mut attrs = self.op.attrs.clone();
+        let ints = |v: &[i64]| Attr::Array(v.iter().map(|&i| Attr::Int(i)).collect());
+        attrs.insert("kernel".into(), ints(&[1, 1]));
+        attrs.insert("stride".into(), ints(&[1, 1]));
+        if let Some((key, wty, blob)) = self.reordered(kh, kw, depth, ty.c) {
+            self.m.resources.insert(key.clone(), blob);
+            attrs.insert("weights".into(), Attr::Resource { name: key, ty: wty });
+        }
+        self.push(OpCode::Conv, attrs, vec![x], ty, None)
+    }
+
+    /// The weights as `O x (c, v, u) x 1 x 1`, under a key of their own.
+    fn reordered(&self, kh: u32, kw: u32, depth: u32, o: u32) -> Option<(String, TensorType, Blob)> {
+        let blob = weights(self.m, self.op)?;
+        let size = blob.dtype.size();
+        let (kh, kw) = (kh as usize, kw as usize);
+        let cin = depth as usize / (kh * kw);
+        let mut bytes = Vec::with_capacity(blob.bytes.len());
+        for oc in 0..o as usize {
+            for c in 0..cin {
+                for v in 0..kw {
+                    for u in 0..kh {
+                        let at = (((oc * cin + c) * kh + u) * kw + v) * size;
+                        bytes.extend_from_slice(blob.bytes.get(at..at + size)?);
+                    }
+                }
+            }
+        }
+        let key = format!("{}.patch_weights", self.op.name);
+        Some((key, TensorType::nchw(o, depth, 1, 1, blob.dtype), Blob { dtype: blob.dtype, bytes }))
+    }
+
+    fn transpose(&mut self, x: ValueId, p: [usize; 5], ty: TensorType) -> ValueId {
+        let attrs = [("perm".to_string(), perm(p))].into_iter().collect();
+        self.push(OpCode::Transpose, attrs, vec![x], ty, None)
+    }
+
+    /// Appends one op reading `xs` to a new value of type `ty` (or to `out`), named after
+    /// the convolution.
+    fn push(
+        &mut self,
+        opcode: OpCode,
+        attrs: Attrs,
+        xs: Vec<ValueId>,
+        ty: TensorType,
+        out: Option<ValueId>,
+    ) -> ValueId {
+        let r = out.unwrap_or_else(|| self.m.add_value(ty));
+        let name = format!("{}_patch_{}", self.op.name, self.n);
+        self.n += 1;
+        self.m.ops.push(Op { opcode, name, operands: xs, results: vec![r], attrs, loc: self.op.loc.clone() });
+        r
+    }
+}
+
+/// Channel `c` alone.
+fn slice(c: u32) -> Attrs {
+    [
+        ("axis".to_string(), Attr::Str("channel".into())),
+        ("offset".to_string(), Attr::Int(i64::from(c))),
+        ("size".to_string(), Attr::Int(1)),
+        ("step".to_string(), Attr::Int(1)),
+    ]
+    .into_iter()
+    .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+    use anec_ir::{Location, Port};
+
+    fn h13g() -> Target {
+        crate::target::lookup("h13g").unwrap()
+    }
+
+    /// `x (1 x c x h x w) -> conv k x k, stride s -> y`, weights `o*c*k*k` counting up.
+    fn conv(c: u32, (h, w): (u32, u32), k: u32, s: u32, o: u32) -> Module {
+        let mut m = Module::new("net");
+        let x = m.add_value(TensorType::nchw(1, c, h, w, DType::F16));
+        let loc = Location::default();
+        m.inputs.push(Port { name: "x".into(), value: x, layout: Default::default(), loc: loc.clone() });
+        let out = |n: u32| (n - k) / s + 1;
+        let y = m.add_value(TensorType::nchw(1, o, out(h), out(w), DType::F16));
+        let wty = TensorType::nchw(o, c, k, k, DType::F16);
+        let bytes = (0..wty.elements()).flat_map(|i| half::f16::from_f32(i as f32).to_le_bytes()).collect();
+        m.resources.insert("p.weights".into(), Blob { dtype: DType::F16, bytes });
+        let ints = |v: &[i64]| Attr::Array(v.iter().map(|&i| Attr::Int(i)).collect());
+        let attrs = [
+            ("kernel", ints(&[k.into(), k.into()])),
+            ("stride", ints(&[s.into(), s.into()])),
+            ("pad", ints(&[0, 0, 0, 0])),
+            ("groups", Attr::Int(1)),
+            ("weights", Attr::Resource { name: "p.weights".into(), ty: wty }),
+            ("kernel_group_reuse", Attr::Bool(false)),
+        ];
+        let attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        m.ops.push(Op {
+            opcode: OpCode::Conv,
+            name: "p".into(),
+            operands: vec![x],
+            results: vec![y],
+            attrs,
+            loc: loc.clone(),
+        });
+        m.outputs.push(Port { name: "y@output".into(), value: y, layout: Default::default(), loc });
+        m
+    }
+
+    #[test]
+    fn a_16_by_16_patch_embedding_becomes_moves_per_channel_and_a_1x1_convolution() {
+        let m = conv(2, (32, 64), 16, 16, 3);
+        let out = expand(&m, h13g()).unwrap();
+        anec_ir::verify::verify_module(&out).unwrap();
+        let ops: Vec<String> = out.ops.iter().map(|op| op.opcode.to_string()).collect();
+        let per_channel =
+            ["anec.input_view", "anec.reshape", "anec.transpose", "anec.reshape", "anec.transpose", "anec.reshape"];
+        let expected: Vec<String> = per_channel
+            .iter()
+            .chain(&per_channel)
+            .chain(&["anec.concat", "anec.conv", "anec.transpose"])
+            .map(ToString::to_string)
+            .collect();
+        assert_eq!(ops, expected);
+        // The last op writes the convolution's result; the 1 x 1 convolution reads
+        // (c, v, u) = 2 x 16 x 16 channels of 4 x 2 (j x i).
+        assert_eq!(out.ops.last().unwrap().results, m.ops[0].results);
+        let conv = &out.ops[out.ops.len() - 2];
+        assert_eq!(out.ty(conv.operands[0]).unwrap().c, 512);
+        assert_eq!((out.ty(conv.results[0]).unwrap().h, out.ty(conv.results[0]).unwrap().w), (4, 2));
+    }
+
+    #[test]
+    fn the_weights_are_reordered_to_channel_column_row() {
+        let m = conv(2, (32, 32), 16, 16, 3);
+        let out = expand(&m, h13g()).unwrap();
+        let conv = &out.ops[out.ops.len() - 2];
+        let (key, ty) = conv.attr("weights").and_then(Attr::as_resource).unwrap();
+        assert_eq!((ty.n, ty.c, ty.h, ty.w), (3, 512, 1, 1));
+        let blob = &out.resources[key];
+        let at = |i: usize| half::f16::from_le_bytes([blob.bytes[2 * i], blob.bytes[2 * i + 1]]).to_f32();
+        // Output 1, channel 1, column v = 2, row u = 5 holds W[1][1][5][2] (weights count up).
+        let (o, c, v, u) = (1, 1, 2, 5);
+        let original = ((o * 2 + c) * 16 + u) * 16 + v;
+        assert_eq!(at(((o * 2 + c) * 16 + v) * 16 + u), original as f32);
+    }
+
+    #[test]
+    fn kernels_the_chip_runs_overlapping_kernels_and_unaligned_widths_are_left_alone() {
+        for m in [conv(2, (32, 32), 3, 3, 3), conv(2, (32, 32), 16, 8, 3), conv(2, (48, 48), 16, 16, 3)] {
+            assert!(expand(&m, h13g()).is_none());
+        }
+    }
+}
