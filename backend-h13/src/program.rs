@@ -41,12 +41,15 @@ pub struct Program {
 pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
     // Attention runs as its steps (`lower::attention`), and ops whose axes have no plan
     // between transposes (`lower::axis_moves`); the module is grouped again.
-    // Nearest upsampling runs as reshapes and broadcasts (`lower::upsample`) first.
+    // Nearest upsampling runs as reshapes and broadcasts (`lower::upsample`) and a matmul
+    // over heads as one per head (`lower::matmul_heads`) first.
     let upsampled = lower::upsample::expand(v.module());
-    let base = upsampled.as_ref().unwrap_or(v.module());
+    let headed = lower::matmul_heads::expand(upsampled.as_ref().unwrap_or(v.module()));
+    let headed = headed.or(upsampled);
+    let base = headed.as_ref().unwrap_or(v.module());
     let attention = lower::attention::expand(base);
     let moved = lower::axis_moves::expand(attention.as_ref().unwrap_or(base));
-    let expanded = moved.or(attention).or(upsampled);
+    let expanded = moved.or(attention).or(headed);
     let m = expanded.as_ref().unwrap_or(v.module());
     let gen = opts.compat.data();
     let groups = crate::fuse::groups(m);

@@ -42,6 +42,7 @@ pub mod matmul;
 mod matmul_chain;
 pub mod matmul_dram;
 mod matmul_fold;
+pub mod matmul_heads;
 mod matmul_residual;
 mod matmul_runtime;
 mod matmul_serial;

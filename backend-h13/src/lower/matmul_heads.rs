@@ -1,0 +1,83 @@
+//! A matmul over several rows of H (the heads of a multi-head attention as coremltools
+//! writes it: `[1, heads, s, dh]` x `[1, heads, dh, s]`, H the batch axis of
+//! `anec.matmul`), rewritten before grouping as one matmul per head: Apple's plan runs
+//! one matrix per task (`matmul-runtime.md` §6), so each head's operands are taken as
+//! their own tensors (`anec.input_view` along H), multiplied, and the products
+//! concatenated along H into the result. No record of Apple's shows a batched matmul;
+//! the plan is anec's, checked by the simulator against the reference (the `bert_layer`
+//! and `llama_layer` models of `tests/models/`).
+
+use anec_ir::{Attr, Attrs, Module, Op, OpCode, TensorType, ValueId};
+
+/// Whether `op` is a matmul over several heads of one batch.
+fn over_heads(m: &Module, op: &Op) -> bool {
+    let ty = |i: usize| op.operands.get(i).and_then(|&v| m.ty(v)).copied();
+    let (Some(x), Some(y)) = (ty(0), ty(1)) else { return false };
+    op.opcode == OpCode::Matmul && x.h > 1 && x.h == y.h && x.n == 1 && y.n == 1
+}
+
+/// `m` with every matmul over heads split per head, or `None` when it has none.
+pub fn expand(m: &Module) -> Option<Module> {
+    if !m.ops.iter().any(|op| over_heads(m, op)) {
+        return None;
+    }
+    let mut out = Module { ops: Vec::with_capacity(m.ops.len() + 8), ..m.clone() };
+    for op in &m.ops {
+        match over_heads(m, op) {
+            true => Steps { m: &mut out, op, n: 0 }.per_head(),
+            false => out.ops.push(op.clone()),
+        }
+    }
+    Some(out)
+}
+
+/// The ops replacing one matmul.
+struct Steps<'a> {
+    m: &'a mut Module,
+    op: &'a Op,
+    n: usize,
+}
+
+impl Steps<'_> {
+    fn per_head(&mut self) {
+        let (Some(&r), [x, y]) = (self.op.results.first(), self.op.operands.as_slice()) else { return };
+        let (Some(&rt), Some(&xt), Some(&yt)) = (self.m.ty(r), self.m.ty(*x), self.m.ty(*y)) else { return };
+        let products: Vec<ValueId> = (0..xt.h)
+            .map(|h| {
+                let xh = self.head(*x, xt, h);
+                let yh = self.head(*y, yt, h);
+                self.push(OpCode::Matmul, self.op.attrs.clone(), vec![xh, yh], TensorType { h: 1, ..rt }, None)
+            })
+            .collect();
+        let axis = [("axis".to_string(), Attr::Str("height".into()))].into_iter().collect();
+        self.push(OpCode::Concat, axis, products, rt, Some(r));
+    }
+
+    /// Row `h` of `v` (of type `t`) along H, as a tensor of its own.
+    fn head(&mut self, v: ValueId, t: TensorType, h: u32) -> ValueId {
+        let ty = TensorType { h: 1, ..t };
+        let attrs = [
+            ("axis".to_string(), Attr::Str("height".into())),
+            ("offset".to_string(), Attr::Int(i64::from(h))),
+            ("size".to_string(), Attr::Int(1)),
+            ("step".to_string(), Attr::Int(1)),
+        ];
+        self.push(OpCode::InputView, attrs.into_iter().collect(), vec![v], ty, None)
+    }
+
+    /// Appends one op reading `xs` to a new value of type `ty` (or to `out`).
+    fn push(
+        &mut self,
+        opcode: OpCode,
+        attrs: Attrs,
+        xs: Vec<ValueId>,
+        ty: TensorType,
+        out: Option<ValueId>,
+    ) -> ValueId {
+        let r = out.unwrap_or_else(|| self.m.add_value(ty));
+        let name = format!("{}_head_{}", self.op.name, self.n);
+        self.n += 1;
+        self.m.ops.push(Op { opcode, name, operands: xs, results: vec![r], attrs, loc: self.op.loc.clone() });
+        r
+    }
+}
