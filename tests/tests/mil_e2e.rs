@@ -83,11 +83,28 @@ fn real_models_compile_or_name_what_they_cannot_place() {
         let outcome = match compile_real(&name) {
             Ok(c) => format!("compiled: {} TDs, {} bytes", c.hwx.td_count, c.hwx_bytes().map_or(0, |b| b.len())),
             Err(anec::Error::Diagnostics(ds)) => ds.iter().map(|d| located(&name, d)).collect::<Vec<_>>().join("\n"),
-            Err(e) => format!("{e}"),
+            Err(e) => unstaged(&format!("{e}")),
         };
         report.push_str(&format!("== {name}\n{outcome}\n"));
     }
     insta::assert_snapshot!("real_models", report);
+}
+
+/// `text` with each temporary folder a model was staged in (`<tmp>/.tmpXXXXXX`) written
+/// `<staged>`: the outcome, not where the test put the files.
+fn unstaged(text: &str) -> String {
+    let tmp = std::env::temp_dir().display().to_string();
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find(&tmp) {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + tmp.len()..];
+        let after = after.strip_prefix('/').unwrap_or(after);
+        out.push_str("<staged>");
+        rest = &after[after.find('/').unwrap_or(after.len())..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `line:col: message`, failing the test for a diagnostic without a position.

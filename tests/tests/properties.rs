@@ -81,6 +81,12 @@ fn a_patch_embedding_agrees_or_is_rejected() {
     run_family("patch_embedding", CASES / 8, families::patch_embedding());
 }
 
+/// LSTM and GRU layers unrolled over their steps.
+#[test]
+fn a_recurrent_layer_agrees_or_is_rejected() {
+    run_family("recurrent", CASES / 4, families::recurrent());
+}
+
 #[test]
 fn linear_agrees() {
     run_family("linear", CASES, families::linear());

@@ -32,6 +32,7 @@ mod linear;
 mod norm;
 mod peephole;
 mod pool;
+mod recurrent;
 mod reduce;
 mod shape;
 mod softmax;
@@ -411,6 +412,8 @@ fn dispatch(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         "const" => consts::const_op(cx),
         op if op.starts_with("constexpr_") => consts::constexpr(cx),
         "linear" => linear::linear(cx),
+        "lstm" => recurrent::lstm(cx),
+        "gru" => recurrent::gru(cx),
         "matmul" => linear::matmul(cx),
         "conv" => conv::conv(cx),
         "conv_transpose" => conv_transpose::conv_transpose(cx),

@@ -562,3 +562,45 @@ pub fn patch_embedding() -> impl Strategy<Value = Model> {
         },
     )
 }
+
+/// `lstm` or `gru` over 1 to 5 steps of 1 to 8 inputs, 1 to 12 hidden units, forward or
+/// reverse, every step or the last as output, zero or constant initial states, an lstm
+/// with or without peepholes; a batch of two sequences is refused by name.
+pub fn recurrent() -> impl Strategy<Value = Model> {
+    let dims = (1usize..=5, 1usize..=8, 1usize..=12, proptest::sample::select(vec![1usize, 1, 1, 2]));
+    let flags = (any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>(), any::<bool>());
+    (dims, flags, any::<u64>()).prop_map(|((s, i, h, b), (lstm, reverse, sequence, zero, peep), seed)| {
+        let gates = if lstm { 4 } else { 3 };
+        let scaled = |salt: u64, n: usize, fan_in: usize| -> Vec<f32> {
+            let k = (fan_in as f32).sqrt().recip();
+            weights(seed ^ salt, n).iter().map(|v| anec_tests::agree::fp16(v * k)).collect()
+        };
+        let state = |salt: u64| if zero { vec![0.0; b * h] } else { scaled(salt, b * h, 4) };
+        let mut args = vec![
+            ("x", "x".to_string()),
+            ("initial_h", fp16_tensor(&[b, h], &state(1))),
+            ("weight_ih", fp16_tensor(&[gates * h, i], &scaled(2, gates * h * i, i))),
+            ("weight_hh", fp16_tensor(&[gates * h, h], &scaled(3, gates * h * h, h))),
+            ("bias", fp16_tensor(&[gates * h], &scaled(4, gates * h, 4))),
+            ("direction", string(if reverse { "reverse" } else { "forward" })),
+            ("output_sequence", boolean(sequence)),
+        ];
+        if lstm {
+            args.push(("initial_c", fp16_tensor(&[b, h], &state(5))));
+            if peep {
+                args.push(("peephole", fp16_tensor(&[3 * h], &scaled(6, 3 * h, 4))));
+            }
+        }
+        let steps = if sequence { s } else { 1 };
+        let mut t = MilText::new(&[("x", &[s, b, i])]);
+        let op = if lstm { "lstm" } else { "gru" };
+        let (seq, last) = ([steps, b, h], [b, h]);
+        let results: [(&str, &[usize]); 3] = [("y", &seq), ("hn", &last), ("cn", &last)];
+        t.op_multi(&results[..if lstm { 3 } else { 2 }], op, &args);
+        t.output("y").output("hn");
+        if lstm {
+            t.output("cn");
+        }
+        mil("recurrent", &t, &["y"], seed, RANGE)
+    })
+}

@@ -178,6 +178,16 @@ impl MilText {
         self
     }
 
+    /// `tensor<fp16, s0> n0, tensor<fp16, s1> n1 = op(args)[name = "n0"];` (an op of several
+    /// results).
+    pub fn op_multi(&mut self, results: &[(&str, &[usize])], op: &str, args: &[(&str, String)]) -> &mut Self {
+        let outs: Vec<String> = results.iter().map(|(n, s)| format!("{} {n}", ty(s))).collect();
+        let args: Vec<String> = args.iter().map(|(k, v)| format!("{k} = {v}")).collect();
+        let name = results.first().map_or("", |r| r.0);
+        self.stmts.push(format!("{} = {op}({})[name = {}];", outs.join(", "), args.join(", "), string(name)));
+        self
+    }
+
     /// Returns `name`.
     pub fn output(&mut self, name: &str) -> &mut Self {
         self.outputs.push(name.to_string());

@@ -17,6 +17,7 @@ mod conv_transpose;
 mod elementwise;
 mod linear;
 mod norm;
+mod recurrent;
 mod reduce;
 mod resize;
 mod shape;
@@ -156,6 +157,8 @@ fn dispatch(sx: &Sx<'_>) -> Result<Vec<MTensor>, String> {
         "softmax" => attention::softmax(sx),
         "scaled_dot_product_attention" => attention::sdpa(sx),
         "upsample_nearest_neighbor" | "resize_nearest_neighbor" => resize::nearest(sx),
+        "lstm" => recurrent::lstm(sx),
+        "gru" => recurrent::gru(sx),
         op if elementwise::handles(op) => elementwise::binary(sx),
         op if op.starts_with("reduce_") => reduce::reduce(sx),
         op if activation::handles(op) => activation::activation(sx),
