@@ -87,6 +87,12 @@ fn a_recurrent_layer_agrees_or_is_rejected() {
     run_family("recurrent", CASES / 4, families::recurrent());
 }
 
+/// Comparisons, logical ops and `select`, computed as fp16 0 and 1.
+#[test]
+fn comparisons_and_select_agree() {
+    run_family("logic", CASES, families::logic());
+}
+
 #[test]
 fn linear_agrees() {
     run_family("linear", CASES, families::linear());

@@ -70,12 +70,20 @@ pub(crate) struct Cx<'a, 'm> {
     /// Whether integer results are index tensors the engine returns fp16-encoded (set by
     /// the ranking lowerings: `topk`, `argsort`, `reduce_argmax`, ...).
     index_results: bool,
+    /// Whether bool results are computed at run time as fp16 0 and 1 (set by the
+    /// comparisons and logical ops, `logic.rs`).
+    bool_results: bool,
 }
 
 impl<'a, 'm> Cx<'a, 'm> {
     /// A context for a statement.
     pub fn new(lw: &'a mut Lowerer<'m>, stmt: &'m Stmt) -> Self {
-        Cx { lw, stmt, index_results: false }
+        Cx { lw, stmt, index_results: false, bool_results: false }
+    }
+
+    /// Accepts bool results: the engine computes them as fp16 0 and 1.
+    pub fn allow_bool_results(&mut self) {
+        self.bool_results = true;
     }
 
     /// Accepts integer results: they hold indices, which the engine computes as fp16
@@ -293,7 +301,8 @@ impl<'a, 'm> Cx<'a, 'm> {
                     let dtype = out.ty.dtype();
                     let index = self.index_results
                         && dtype.is_some_and(|d| !d.is_float() && !matches!(d, ScalarType::Bool | ScalarType::String));
-                    if !index && !matches!(dtype.map(|d| d.name()), Some("fp16" | "fp32")) {
+                    let boolean = self.bool_results && dtype == Some(ScalarType::Bool);
+                    if !index && !boolean && !matches!(dtype.map(|d| d.name()), Some("fp16" | "fp32")) {
                         let d = dtype.map_or("non-tensor".to_string(), |d| d.to_string());
                         return Err(Fail::Msg(format!(
                             "a {d} result computed at run time is not supported (the engine computes in fp16)"

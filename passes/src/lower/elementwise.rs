@@ -98,7 +98,12 @@ pub(crate) fn binary(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     let op = cx.op();
     let xv = cx.val("x")?.ok_or("missing input `x`")?;
     let yv = cx.val("y")?.ok_or("missing input `y`")?;
-    let out = match (xv, yv) {
+    Ok(vec![Val::Rt(combine(cx, op, xv, yv)?)])
+}
+
+/// `op(x, y)` of two values, at least one computed at run time (the forms of [`binary`]).
+pub(crate) fn combine(cx: &mut Cx<'_, '_>, op: &str, xv: Val, yv: Val) -> LResult<Rt> {
+    Ok(match (xv, yv) {
         (x, Val::Const(c)) if !matches!(x, Val::Const(_)) => {
             let x = cx.runtime(x, "x")?;
             with_const(cx, op, &x, &c, true)?
@@ -112,8 +117,7 @@ pub(crate) fn binary(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
             let y = cx.runtime(y, "y")?;
             both_runtime(cx, op, &x, &y)?
         }
-    };
-    Ok(vec![Val::Rt(out)])
+    })
 }
 
 /// Two runtime operands.

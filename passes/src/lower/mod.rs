@@ -29,6 +29,7 @@ mod flatten_fc;
 mod hidden;
 mod layout;
 mod linear;
+mod logic;
 mod norm;
 mod peephole;
 mod pool;
@@ -424,6 +425,10 @@ fn dispatch(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         "softmax" => softmax::softmax(cx),
         "scaled_dot_product_attention" => attention::sdpa(cx),
         "add" | "sub" | "mul" | "real_div" | "maximum" | "minimum" | "pow" => elementwise::binary(cx),
+        "equal" | "not_equal" | "less" | "less_equal" | "greater" | "greater_equal" => logic::compare(cx),
+        "logical_and" | "logical_or" | "logical_xor" => logic::logical(cx),
+        "logical_not" => logic::logical_not(cx),
+        "select" => logic::select(cx),
         "reshape" => shape::reshape(cx),
         "transpose" => shape::transpose(cx),
         "expand_dims" | "squeeze" => shape::expand_or_squeeze(cx),

@@ -604,3 +604,43 @@ pub fn recurrent() -> impl Strategy<Value = Model> {
         mil("recurrent", &t, &["y"], seed, RANGE)
     })
 }
+
+/// A comparison of `x` with a second operand (another input broadcast along H, `relu(x)`
+/// for ties where `x >= 0`, or a constant), returned as a bool, negated, combined with
+/// `x > 0.5` by a logical op, or choosing between `x` and the other input (`select`).
+pub fn logic() -> impl Strategy<Value = Model> {
+    let ops = select(vec!["equal", "not_equal", "less", "less_equal", "greater", "greater_equal"]);
+    let uses = select(vec!["bool", "not", "logical_and", "logical_or", "logical_xor", "select"]);
+    let dims = (1usize..=4, 1usize..=4, 1usize..=6);
+    (dims, ops, 0usize..3, uses, any::<u64>()).prop_map(|((c, h, w), op, other, usage, seed)| {
+        let (shape, yshape) = ([1, c, h, w], [1, c, 1, w]);
+        let mut t = MilText::new(&[("x", &shape), ("y", &yshape)]);
+        let rhs = match other {
+            0 => "y".to_string(),
+            1 => {
+                t.op("r", &shape, "relu", &[("x", "x".into())]);
+                "r".to_string()
+            }
+            _ => scalar(0.25),
+        };
+        t.op_as("bool", "cmp", &shape, op, &[("x", "x".into()), ("y", rhs)]);
+        let out = match usage {
+            "bool" => "cmp",
+            "not" => {
+                t.op_as("bool", "out", &shape, "logical_not", &[("x", "cmp".into())]);
+                "out"
+            }
+            "select" => {
+                t.op("out", &shape, "select", &[("cond", "cmp".into()), ("a", "x".into()), ("b", "y".into())]);
+                "out"
+            }
+            logical => {
+                t.op_as("bool", "half", &shape, "greater", &[("x", "x".into()), ("y", scalar(0.5))]);
+                t.op_as("bool", "out", &shape, logical, &[("x", "cmp".into()), ("y", "half".into())]);
+                "out"
+            }
+        };
+        t.output(out);
+        mil("logic", &t, &["cmp", "out", "half", "r"], seed, RANGE)
+    })
+}

@@ -1,6 +1,8 @@
 //! Binary elementwise ops with numpy broadcasting: `add`, `sub`, `mul`, `real_div`,
 //! `floor_div`, `mod`, `maximum`, `minimum`, `pow`, and the comparisons `equal`,
-//! `not_equal`, `less`, `less_equal`, `greater`, `greater_equal` (bool results, 1 / 0).
+//! `not_equal`, `less`, `less_equal`, `greater`, `greater_equal` and the logical
+//! `logical_and`, `logical_or`, `logical_xor` (bool results, 1 / 0; a nonzero operand is
+//! true).
 
 use super::args::Sx;
 use super::value::MTensor;
@@ -8,7 +10,7 @@ use crate::reference::kernels::elementwise::binary as binary_kernel;
 use anec_ir::mil::ScalarType;
 
 /// The binary ops.
-const OPS: [&str; 15] = [
+const OPS: [&str; 18] = [
     "add",
     "sub",
     "mul",
@@ -24,6 +26,9 @@ const OPS: [&str; 15] = [
     "less_equal",
     "greater",
     "greater_equal",
+    "logical_and",
+    "logical_or",
+    "logical_xor",
 ];
 
 /// True for the ops [`binary`] evaluates.
@@ -49,6 +54,9 @@ fn function(op: &str) -> Option<fn(f32, f32) -> f32> {
         "less_equal" => |x, y| f32::from(u8::from(x <= y)),
         "greater" => |x, y| f32::from(u8::from(x > y)),
         "greater_equal" => |x, y| f32::from(u8::from(x >= y)),
+        "logical_and" => |x, y| f32::from(u8::from(x != 0.0 && y != 0.0)),
+        "logical_or" => |x, y| f32::from(u8::from(x != 0.0 || y != 0.0)),
+        "logical_xor" => |x, y| f32::from(u8::from((x != 0.0) != (y != 0.0))),
         _ => return None,
     };
     Some(f)

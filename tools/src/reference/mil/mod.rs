@@ -16,6 +16,7 @@ mod conv;
 mod conv_transpose;
 mod elementwise;
 mod linear;
+mod logic;
 mod norm;
 mod recurrent;
 mod reduce;
@@ -158,6 +159,8 @@ fn dispatch(sx: &Sx<'_>) -> Result<Vec<MTensor>, String> {
         "scaled_dot_product_attention" => attention::sdpa(sx),
         "upsample_nearest_neighbor" | "resize_nearest_neighbor" => resize::nearest(sx),
         "lstm" => recurrent::lstm(sx),
+        "logical_not" => logic::logical_not(sx),
+        "select" => logic::select(sx),
         "gru" => recurrent::gru(sx),
         op if elementwise::handles(op) => elementwise::binary(sx),
         op if op.starts_with("reduce_") => reduce::reduce(sx),
