@@ -16,6 +16,7 @@ pub mod legalize;
 pub mod lower;
 pub mod pipeline;
 pub mod plan;
+pub mod rewrite;
 pub mod target;
 pub mod tile;
 pub mod validate;

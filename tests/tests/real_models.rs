@@ -2,7 +2,7 @@
 //! built by `scripts/models/build.py` with coremltools' MIL builder and `ct.convert`):
 //! MobileNetV2 and ResNet blocks with heads, BERT and Llama layers, a 1-D audio
 //! convolution net, a UNet decoder step, a ViT patch embedding, compressed linears,
-//! an LSTM and a GRU. Each is read as a `.mlpackage`, compiled, verified, simulated from
+//! an LSTM and a GRU; and the published Silero VAD. Each is read as a `.mlpackage`, compiled, verified, simulated from
 //! its registers and compared with the reference interpreter on the same file.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly
@@ -71,4 +71,28 @@ fn an_lstm_agrees() {
 #[test]
 fn a_gru_agrees() {
     agrees("gru");
+}
+
+/// Silero VAD as published (`shared/fixtures/mil/real`: fp16, 8-bit and 4-bit palettized
+/// weights): an STFT as a 256-tap framing convolution (a padded patch embedding), an
+/// encoder of 1-D convolutions, an LSTM cell and a sigmoid head, staged as the
+/// `.mlmodelc` folder coremlc writes.
+#[test]
+fn silero_vad_agrees() {
+    let real = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/fixtures/mil/real");
+    for stem in [
+        "FluidInference+mobius__silero-vad_silero-vad-unified-v6.0.0",
+        "FluidInference+mobius__silero-vad_unified_int8",
+        "FluidInference+mobius__silero-vad_unified_palette_4bit",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join(format!("{stem}.mlmodelc"));
+        std::fs::create_dir_all(root.join("weights")).unwrap();
+        std::fs::copy(real.join(format!("{stem}.model.mil")), root.join("model.mil")).unwrap();
+        std::fs::copy(real.join(format!("{stem}.weight.bin")), root.join("weights/weight.bin")).unwrap();
+        let source = Source::file(&root);
+        let inputs = random_inputs(&source_inputs(&source).unwrap(), 7, -1.0, 1.0);
+        let report = compile_and_compare(&source, &inputs).unwrap_or_else(|e| panic!("{stem}: {e}"));
+        assert!(report.passed(), "{stem}: {report}");
+    }
 }

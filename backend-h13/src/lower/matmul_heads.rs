@@ -8,6 +8,7 @@
 //! and `llama_layer` models of `tests/models/`).
 
 use anec_ir::{Attr, Attrs, Module, Op, OpCode, TensorType, ValueId};
+use anec_passes::rewrite::{self, Emitter};
 
 /// Whether `op` is a matmul over several heads of one batch.
 fn over_heads(m: &Module, op: &Op) -> bool {
@@ -18,35 +19,21 @@ fn over_heads(m: &Module, op: &Op) -> bool {
 
 /// `m` with every matmul over heads split per head, or `None` when it has none.
 pub fn expand(m: &Module) -> Option<Module> {
-    if !m.ops.iter().any(|op| over_heads(m, op)) {
-        return None;
-    }
-    let mut out = Module { ops: Vec::with_capacity(m.ops.len() + 8), ..m.clone() };
-    for op in &m.ops {
-        match over_heads(m, op) {
-            true => Steps { m: &mut out, op, n: 0 }.per_head(),
-            false => out.ops.push(op.clone()),
-        }
-    }
-    Some(out)
+    rewrite::each(m, "head", |m, op| over_heads(m, op).then_some(()), |e, ()| Steps(e).per_head())
 }
 
 /// The ops replacing one matmul.
-struct Steps<'a> {
-    m: &'a mut Module,
-    op: &'a Op,
-    n: usize,
-}
+struct Steps<'e, 'a>(&'e mut Emitter<'a>);
 
-impl Steps<'_> {
+impl Steps<'_, '_> {
     fn per_head(&mut self) {
-        let (Some(&r), [x, y]) = (self.op.results.first(), self.op.operands.as_slice()) else { return };
-        let (Some(&rt), Some(&xt), Some(&yt)) = (self.m.ty(r), self.m.ty(*x), self.m.ty(*y)) else { return };
+        let (Some(&r), [x, y]) = (self.0.op.results.first(), self.0.op.operands.as_slice()) else { return };
+        let (Some(&rt), Some(&xt), Some(&yt)) = (self.0.m.ty(r), self.0.m.ty(*x), self.0.m.ty(*y)) else { return };
         let products: Vec<ValueId> = (0..xt.h)
             .map(|h| {
                 let xh = self.head(*x, xt, h);
                 let yh = self.head(*y, yt, h);
-                self.push(OpCode::Matmul, self.op.attrs.clone(), vec![xh, yh], TensorType { h: 1, ..rt }, None)
+                self.push(OpCode::Matmul, self.0.op.attrs.clone(), vec![xh, yh], TensorType { h: 1, ..rt }, None)
             })
             .collect();
         let axis = [("axis".to_string(), Attr::Str("height".into()))].into_iter().collect();
@@ -65,7 +52,6 @@ impl Steps<'_> {
         self.push(OpCode::InputView, attrs.into_iter().collect(), vec![v], ty, None)
     }
 
-    /// Appends one op reading `xs` to a new value of type `ty` (or to `out`).
     fn push(
         &mut self,
         opcode: OpCode,
@@ -74,10 +60,6 @@ impl Steps<'_> {
         ty: TensorType,
         out: Option<ValueId>,
     ) -> ValueId {
-        let r = out.unwrap_or_else(|| self.m.add_value(ty));
-        let name = format!("{}_head_{}", self.op.name, self.n);
-        self.n += 1;
-        self.m.ops.push(Op { opcode, name, operands: xs, results: vec![r], attrs, loc: self.op.loc.clone() });
-        r
+        self.0.push(opcode, attrs, xs, ty, out)
     }
 }

@@ -15,6 +15,7 @@
 //! and factors that are not whole numbers stay refused by name ([`refusal`]).
 
 use anec_ir::{Attr, Attrs, Module, Op, OpCode, TensorType, ValueId};
+use anec_passes::rewrite::{self, Emitter};
 
 /// Why `op` (a resize) has no H13 lowering, or `None` when [`expand`] rewrites it.
 pub fn refusal(m: &Module, op: &Op) -> Option<String> {
@@ -44,31 +45,17 @@ fn factors(m: &Module, op: &Op) -> Option<(u32, u32)> {
 
 /// `m` with every nearest resize by whole factors rewritten, or `None` when it has none.
 pub fn expand(m: &Module) -> Option<Module> {
-    let rewrites = |op: &Op| op.opcode == OpCode::Resize && refusal(m, op).is_none();
-    if !m.ops.iter().any(rewrites) {
-        return None;
-    }
-    let mut out = Module { ops: Vec::with_capacity(m.ops.len() + 4), ..m.clone() };
-    for op in &m.ops {
-        match factors(m, op).filter(|_| rewrites(op)) {
-            Some(f) => Steps { m: &mut out, op, n: 0 }.upsample(f),
-            None => out.ops.push(op.clone()),
-        }
-    }
-    Some(out)
+    let plan = |m: &Module, op: &Op| factors(m, op).filter(|_| op.opcode == OpCode::Resize && refusal(m, op).is_none());
+    rewrite::each(m, "upsample", plan, |e, f| Steps(e).upsample(f))
 }
 
 /// The ops replacing one resize.
-struct Steps<'a> {
-    m: &'a mut Module,
-    op: &'a Op,
-    n: usize,
-}
+struct Steps<'e, 'a>(&'e mut Emitter<'a>);
 
-impl Steps<'_> {
+impl Steps<'_, '_> {
     fn upsample(&mut self, (fy, fx): (u32, u32)) {
-        let (Some(&x), Some(&r)) = (self.op.operands.first(), self.op.results.first()) else { return };
-        let (Some(&t), Some(&rt)) = (self.m.ty(x), self.m.ty(r)) else { return };
+        let (Some(&x), Some(&r)) = (self.0.op.operands.first(), self.0.op.results.first()) else { return };
+        let (Some(&t), Some(&rt)) = (self.0.m.ty(x), self.0.m.ty(r)) else { return };
         let shaped = |c: u32, h: u32, w: u32| TensorType { c, h, w, ..t };
         let rows = t.c * t.h;
         let wide = match fx {
@@ -100,10 +87,6 @@ impl Steps<'_> {
 
     /// Appends one op from `x` to a new value of type `ty` (or to `out`).
     fn push(&mut self, opcode: OpCode, attrs: Attrs, x: ValueId, ty: TensorType, out: Option<ValueId>) -> ValueId {
-        let r = out.unwrap_or_else(|| self.m.add_value(ty));
-        let name = format!("{}_upsample_{}", self.op.name, self.n);
-        self.n += 1;
-        self.m.ops.push(Op { opcode, name, operands: vec![x], results: vec![r], attrs, loc: self.op.loc.clone() });
-        r
+        self.0.push(opcode, attrs, vec![x], ty, out)
     }
 }

@@ -34,8 +34,7 @@ fn kernel_width(cx: &Cx<'_>) -> Check {
         let s = if patches {
             format!(
                 "kernel {kw} = stride > {} on {t}: a patch embedding runs as data moves and a 1x1 convolution when it \
-                 has no padding, one group, an fp16 input whose width is a multiple of 32 and whose height and width \
-                 are whole patches",
+                 has one group, an fp16 input of one batch and patches covering a width that is a multiple of 32",
                 range.max
             )
         } else {

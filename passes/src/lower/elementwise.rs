@@ -7,7 +7,7 @@
 //! is one value: an `anec.gain_offset_control` (`add c` -> bias c, `sub c` -> bias -c,
 //! `c - x` -> scale -1 and bias c, `mul c` -> scale c, `real_div c` -> scale 1/c) or an
 //! `anec.neuron` (`maximum(x, 0)` -> relu, `maximum`/`minimum` with another value ->
-//! clamped_relu, `pow` 2 / 0.5 / -0.5 / -1 -> sqr / sqrt / rsqrt / inv, `c / x` -> inv then
+//! clamped_relu, `pow` 0.5 / -0.5 / -1 -> sqrt / rsqrt / inv (`pow` 2 is `x * x`), `c / x` -> inv then
 //! scale, `2^x` -> exp2); when it varies along the channel axis only: a per-channel
 //! `gain_offset_control` (`scale_data`, `bias_data`); otherwise it is emitted as an
 //! `anec.constant` and combined like a runtime operand.
@@ -228,7 +228,8 @@ fn scalar(cx: &mut Cx<'_, '_>, op: &str, x: &Rt, k: f32, right: bool) -> LResult
 fn power(cx: &mut Cx<'_, '_>, x: &Rt, k: f32) -> LResult<Rt> {
     let mode = match k {
         1.0 => return Ok(x.clone()),
-        2.0 => "sqr",
+        // x · x on the planar engine: exact, where a table would approximate.
+        2.0 => return Ok(rt_with(x, scaled(cx, v(x), v(x), "mul", 1.0))),
         0.5 => "sqrt",
         -0.5 => "rsqrt",
         -1.0 => "inv",

@@ -1,6 +1,8 @@
 //! A patch embedding: a convolution over non-overlapping `K x K` patches (kernel = stride,
-//! no padding, no dilation, one group) whose kernel exceeds the chip's limit (H13: 13
-//! taps), as a ViT writes it (16 x 16, stride 16). The engine has no such kernel and no
+//! no dilation, one group) whose kernel exceeds the chip's limit (H13: 13 taps), as a ViT
+//! writes it (16 x 16, stride 16), or a framing 1-D convolution (silero-vad's STFT: 256
+//! taps, stride 256, 128 padded on each side). Padding becomes an `anec.pad` and the
+//! rows and columns no patch covers are cut off (`anec.input_view`) first. The engine has no such kernel and no
 //! stride above 3, so the patches are moved into channels and contracted by a 1 x 1
 //! convolution (a matmul with the weights):
 //!
@@ -18,15 +20,25 @@
 //! are untouched. Every step is an op the chip runs; `tests/tests/networks.rs` checks the
 //! program against the reference in the simulator.
 
+use crate::rewrite::{self, Emitter};
 use crate::target::Target;
 use anec_ir::{Attr, Attrs, Blob, DType, Module, Op, OpCode, TensorType, ValueId};
 
 /// Elements in a row that is a whole number of 64-byte units (fp16).
 const ROW_UNIT: u32 = 32;
 
-/// The patch side `(kh, kw)` when `op` is a patch embedding the chip cannot run directly
-/// and this rewrite can.
-fn patches(m: &Module, op: &Op, target: Target) -> Option<(u32, u32)> {
+/// How a patch embedding is rewritten: the patch side and the convolution's padding.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Patches {
+    kh: u32,
+    kw: u32,
+    /// `[top, bottom, left, right]`.
+    pad: [u32; 4],
+}
+
+/// The patches when `op` is a patch embedding the chip cannot run directly and this
+/// rewrite can.
+fn patches(m: &Module, op: &Op, target: Target) -> Option<Patches> {
     if op.opcode != OpCode::Conv {
         return None;
     }
@@ -35,13 +47,15 @@ fn patches(m: &Module, op: &Op, target: Target) -> Option<(u32, u32)> {
     let groups = op.attr("groups").and_then(Attr::as_int).unwrap_or(1);
     let (&[kh, kw], &[sy, sx]) = (kernel.as_slice(), stride.as_slice()) else { return None };
     let (kh, kw) = (u32::try_from(kh).ok()?, u32::try_from(kw).ok()?);
+    let pad: [u32; 4] = pad.iter().map(|&p| u32::try_from(p).ok()).collect::<Option<Vec<_>>>()?.try_into().ok()?;
     let max = target.limits().conv_kernel_width.value.max;
     let patchy = kh == u32::try_from(sy).ok()? && kw == u32::try_from(sx).ok()? && (kh > max || kw > max);
     let (x, r) = (m.ty(*op.operands.first()?)?, m.ty(*op.results.first()?)?);
-    let whole = x.n == 1 && x.d == 1 && x.h % kh == 0 && x.w % kw == 0 && r.h == x.h / kh && r.w == x.w / kw;
-    let rows = x.w % ROW_UNIT == 0 && x.dtype == DType::F16;
+    let (h, w) = (x.h.checked_add(pad[0])?.checked_add(pad[1])?, x.w.checked_add(pad[2])?.checked_add(pad[3])?);
+    let whole = x.n == 1 && x.d == 1 && r.h == h / kh && r.w == w / kw && r.h > 0 && r.w > 0;
+    let rows = (r.w * kw) % ROW_UNIT == 0 && x.dtype == DType::F16;
     let weights = weights(m, op).is_some();
-    (patchy && whole && rows && weights && groups == 1 && pad.iter().all(|&p| p == 0)).then_some((kh, kw))
+    (patchy && whole && rows && weights && groups == 1).then_some(Patches { kh, kw, pad })
 }
 
 /// The convolution's weight blob, when its elements are fp16 or fp32.
@@ -52,25 +66,11 @@ fn weights<'m>(m: &'m Module, op: &Op) -> Option<&'m Blob> {
 
 /// `m` with every patch embedding rewritten, or `None` when it has none.
 pub fn expand(m: &Module, target: Target) -> Option<Module> {
-    if !m.ops.iter().any(|op| patches(m, op, target).is_some()) {
-        return None;
-    }
-    let mut out = Module { ops: Vec::with_capacity(m.ops.len() + 16), ..m.clone() };
-    for op in &m.ops {
-        match patches(m, op, target) {
-            Some(k) => Steps { m: &mut out, op, n: 0 }.embed(k),
-            None => out.ops.push(op.clone()),
-        }
-    }
-    Some(out)
+    rewrite::each(m, "patch", |m, op| patches(m, op, target), |e, p| Steps(e).embed(p))
 }
 
 /// The ops replacing one convolution.
-struct Steps<'a> {
-    m: &'a mut Module,
-    op: &'a Op,
-    n: usize,
-}
+struct Steps<'e, 'a>(&'e mut Emitter<'a>);
 
 /// `[batch, channel, depth, height, width]` picked by index.
 fn perm(p: [usize; 5]) -> Attr {
@@ -78,10 +78,12 @@ fn perm(p: [usize; 5]) -> Attr {
     Attr::Array(p.iter().map(|&i| Attr::Str(AXES[i].into())).collect())
 }
 
-impl Steps<'_> {
-    fn embed(&mut self, (kh, kw): (u32, u32)) {
-        let (Some(&x), Some(&r)) = (self.op.operands.first(), self.op.results.first()) else { return };
-        let (Some(&t), Some(&rt)) = (self.m.ty(x), self.m.ty(r)) else { return };
+impl Steps<'_, '_> {
+    fn embed(&mut self, p: Patches) {
+        let (Some(&x), Some(&r)) = (self.0.op.operands.first(), self.0.op.results.first()) else { return };
+        let Some(&rt) = self.0.m.ty(r) else { return };
+        let (kh, kw) = (p.kh, p.kw);
+        let Some((x, t)) = self.whole_patches(x, p, (rt.h * kh, rt.w * kw)) else { return };
         let (ph, pw) = (t.h / kh, t.w / kw);
         let shaped = |c: u32, h: u32, w: u32| TensorType { c, h, w, ..t };
         let pieces: Vec<ValueId> = (0..t.c)
@@ -107,14 +109,41 @@ impl Steps<'_> {
         self.push(OpCode::Transpose, attrs, vec![conv], rt, Some(r));
     }
 
+    /// `x` padded as the convolution pads it and cut to the `h x w` its patches cover.
+    fn whole_patches(&mut self, x: ValueId, p: Patches, (h, w): (u32, u32)) -> Option<(ValueId, TensorType)> {
+        let mut cur = (x, *self.0.m.ty(x)?);
+        if p.pad.iter().any(|&v| v > 0) {
+            let [top, bottom, left, right] = p.pad.map(i64::from);
+            let pads = Attr::Array([0, 0, 0, 0, 0, 0, top, bottom, left, right].map(Attr::Int).to_vec());
+            let attrs = [
+                ("mode".to_string(), Attr::Str("constant".into())),
+                ("pad".to_string(), pads),
+                ("value".to_string(), Attr::Float(0.0)),
+            ];
+            let t = cur.1;
+            let ty = TensorType { h: t.h + p.pad[0] + p.pad[1], w: t.w + p.pad[2] + p.pad[3], ..t };
+            cur = (self.push(OpCode::Pad, attrs.into_iter().collect(), vec![cur.0], ty, None), ty);
+        }
+        for (axis, size) in [("height", h), ("width", w)] {
+            let t = cur.1;
+            if (axis == "height" && t.h == size) || (axis == "width" && t.w == size) {
+                continue;
+            }
+            let ty = if axis == "height" { TensorType { h: size, ..t } } else { TensorType { w: size, ..t } };
+            cur = (self.push(OpCode::InputView, window(axis, size), vec![cur.0], ty, None), ty);
+        }
+        Some(cur)
+    }
+
     /// The 1 x 1 convolution over `(c, v, u)`, its weights reordered from `O x C x kh x kw`.
     fn conv(&mut self, x: ValueId, (kh, kw): (u32, u32), depth: u32, ty: TensorType) -> ValueId {
-        let mut attrs = self.op.attrs.clone();
+        let mut attrs = self.0.op.attrs.clone();
         let ints = |v: &[i64]| Attr::Array(v.iter().map(|&i| Attr::Int(i)).collect());
         attrs.insert("kernel".into(), ints(&[1, 1]));
         attrs.insert("stride".into(), ints(&[1, 1]));
+        attrs.insert("pad".into(), ints(&[0, 0, 0, 0]));
         if let Some((key, wty, blob)) = self.reordered(kh, kw, depth, ty.c) {
-            self.m.resources.insert(key.clone(), blob);
+            self.0.m.resources.insert(key.clone(), blob);
             attrs.insert("weights".into(), Attr::Resource { name: key, ty: wty });
         }
         self.push(OpCode::Conv, attrs, vec![x], ty, None)
@@ -122,7 +151,7 @@ impl Steps<'_> {
 
     /// The weights as `O x (c, v, u) x 1 x 1`, under a key of their own.
     fn reordered(&self, kh: u32, kw: u32, depth: u32, o: u32) -> Option<(String, TensorType, Blob)> {
-        let blob = weights(self.m, self.op)?;
+        let blob = weights(self.0.m, self.0.op)?;
         let size = blob.dtype.size();
         let (kh, kw) = (kh as usize, kw as usize);
         let cin = depth as usize / (kh * kw);
@@ -137,7 +166,7 @@ impl Steps<'_> {
                 }
             }
         }
-        let key = format!("{}.patch_weights", self.op.name);
+        let key = format!("{}.patch_weights", self.0.op.name);
         Some((key, TensorType::nchw(o, depth, 1, 1, blob.dtype), Blob { dtype: blob.dtype, bytes }))
     }
 
@@ -146,8 +175,6 @@ impl Steps<'_> {
         self.push(OpCode::Transpose, attrs, vec![x], ty, None)
     }
 
-    /// Appends one op reading `xs` to a new value of type `ty` (or to `out`), named after
-    /// the convolution.
     fn push(
         &mut self,
         opcode: OpCode,
@@ -156,12 +183,20 @@ impl Steps<'_> {
         ty: TensorType,
         out: Option<ValueId>,
     ) -> ValueId {
-        let r = out.unwrap_or_else(|| self.m.add_value(ty));
-        let name = format!("{}_patch_{}", self.op.name, self.n);
-        self.n += 1;
-        self.m.ops.push(Op { opcode, name, operands: xs, results: vec![r], attrs, loc: self.op.loc.clone() });
-        r
+        self.0.push(opcode, attrs, xs, ty, out)
     }
+}
+
+/// The first `size` elements along `axis`.
+fn window(axis: &str, size: u32) -> Attrs {
+    [
+        ("axis".to_string(), Attr::Str(axis.into())),
+        ("offset".to_string(), Attr::Int(0)),
+        ("size".to_string(), Attr::Int(i64::from(size))),
+        ("step".to_string(), Attr::Int(1)),
+    ]
+    .into_iter()
+    .collect()
 }
 
 /// Channel `c` alone.

@@ -526,9 +526,9 @@ pub fn conv_transpose() -> impl Strategy<Value = Model> {
 }
 
 /// A patch embedding: a convolution whose kernel equals its stride and exceeds the 13
-/// taps of H13 (14 to 32), over whole patches, 1 to 3 input channels and 1 to 6 outputs,
-/// optional bias (`passes::tile::patch_embedding`); widths that are not a multiple of 32
-/// (16 x 3) stay refused by name.
+/// taps of H13 (14 to 32), 1 to 3 input channels and 1 to 6 outputs, optional bias, in
+/// one case in four padded left and right (`passes::tile::patch_embedding`); patches
+/// whose width is not a multiple of 32 (16 x 3) stay refused by name.
 pub fn patch_embedding() -> impl Strategy<Value = Model> {
     let sides = prop_oneof![
         Just((14, 16)),
@@ -539,9 +539,13 @@ pub fn patch_embedding() -> impl Strategy<Value = Model> {
         Just((32, 3)),
         Just((16, 3))
     ];
-    (sides, 1usize..=3, 1usize..=3, 1usize..=6, any::<bool>(), any::<u64>()).prop_map(
-        |((k, pw), ph, cin, cout, bias, seed)| {
-            let (h, w) = (ph * k, pw * k);
+    let pads = prop_oneof![3 => Just((0, 0)), 1 => (0usize..=8, 0usize..=8)];
+    (sides, 1usize..=3, 1usize..=3, 1usize..=6, (any::<bool>(), pads), any::<u64>()).prop_map(
+        |((k, pw), ph, cin, cout, (bias, (pl, pr)), seed)| {
+            // Padded on the left and right; the input shrinks so that the padded width
+            // still holds the same patches plus a remainder the convolution drops.
+            let (h, w) = (ph * k, (pw * k + (pl + pr) % k).saturating_sub(pl + pr).max(1));
+            let ow = (w + pl + pr - k) / k + 1;
             let scale = (((cin * k * k) as f32).sqrt()).recip();
             let kernel: Vec<f32> =
                 weights(seed, cout * cin * k * k).iter().map(|v| anec_tests::agree::fp16(v * scale)).collect();
@@ -549,7 +553,8 @@ pub fn patch_embedding() -> impl Strategy<Value = Model> {
                 ("x", "x".to_string()),
                 ("weight", fp16_tensor(&[cout, cin, k, k], &kernel)),
                 ("strides", ints(&[k as i64, k as i64])),
-                ("pad_type", string("valid")),
+                ("pad_type", string("custom")),
+                ("pad", ints(&[0, 0, pl as i64, pr as i64])),
                 ("dilations", ints(&[1, 1])),
                 ("groups", int(1)),
             ];
@@ -557,7 +562,7 @@ pub fn patch_embedding() -> impl Strategy<Value = Model> {
                 args.push(("bias", fp16_tensor(&[cout], &weights(seed ^ 1, cout))));
             }
             let mut t = MilText::new(&[("x", &[1, cin, h, w])]);
-            t.op("patch_0", &[1, cout, ph, pw], "conv", &args).output("patch_0");
+            t.op("patch_0", &[1, cout, ph, ow], "conv", &args).output("patch_0");
             mil("patch_embedding", &t, &["patch_0"], seed, RANGE)
         },
     )
