@@ -13,8 +13,9 @@
 //! The results: the hidden states (`[s, 1, H]`, or the last as `[1, 1, H]`), the last
 //! hidden state and, for lstm, the last cell state (`[1, H]`). A zero initial state
 //! drops the first step's recurrent terms. One sequence (batch 1), `forward` or
-//! `reverse`, activations `sigmoid`, `tanh`, `relu` and `linear`; a batch, a
-//! bidirectional layer, `clip` or another activation is refused by name.
+//! `reverse`, activations `sigmoid`, `tanh`, `relu` and `linear`, up to 1024 steps; a
+//! batch, a longer sequence, a bidirectional layer, `clip` or another activation is
+//! refused by name.
 
 use super::consts::{materialize, weight_dtype};
 use super::conv::{add_bias, emit_conv, ConvSpec};
@@ -24,6 +25,10 @@ use super::layout::{anec_type, C, W};
 use super::shape::swap;
 use super::tensor::{Data, Tensor};
 use anec_ir::{Attr, OpCode, TensorType};
+
+/// The most steps a recurrent layer is unrolled over (each step is about thirty ops; a
+/// sequence this long is better run as a loop of dispatches than as one program).
+const MAX_STEPS: u64 = 1024;
 
 /// What both layers share.
 struct Layer {
@@ -101,6 +106,9 @@ fn layer(cx: &mut Cx<'_, '_>, gates: usize) -> LResult<Layer> {
         return Err(Fail::Msg(format!(
             "a recurrent layer over a batch of {b} sequences is not lowered (one sequence is)"
         )));
+    }
+    if s > MAX_STEPS {
+        return Err(Fail::Msg(format!("a recurrent layer over {s} steps is not unrolled (at most {MAX_STEPS} are)")));
     }
     let reverse = match cx.string("direction")?.as_deref().unwrap_or("forward") {
         "forward" => false,

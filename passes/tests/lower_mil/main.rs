@@ -18,6 +18,7 @@ mod linear;
 mod model;
 mod netplist;
 mod norm;
+mod recurrent;
 mod reduce;
 mod shape;
 mod weights;
