@@ -283,12 +283,14 @@ fn copies_beyond_the_l2_run_in_bands_and_agree() {
     run_family("large_copy", CASES / 16, props::movement::large_copy());
 }
 
-/// Rows wider than an engine's L2 piece stream through L2 and agree.
+/// Nearest upsampling by whole factors: columns repeated by a grouped convolution between
+/// two transposing passes, rows by a broadcast (`lower::upsample`).
 #[test]
 fn nearest_upsampling_agrees_or_is_rejected() {
     run_family("upsample", CASES, props::movement::upsample());
 }
 
+/// Rows wider than an engine's L2 piece stream through L2 and agree.
 #[test]
 fn streamed_rows_agree() {
     run_family("streamed_rows", CASES, props::movement::streamed_rows());

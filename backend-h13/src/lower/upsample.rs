@@ -1,20 +1,22 @@
 //! Nearest-neighbour upsampling by whole factors (`anec.resize`, mode `nearest`, the
 //! result's H and W multiples of the input's: MIL `upsample_nearest_neighbor` and
-//! `resize_nearest_neighbor`), rewritten before grouping as what the engine runs: each
-//! element repeated `fx` times along W is a broadcast of the values viewed as columns, and
-//! each row repeated `fy` times a broadcast of the rows viewed as channels:
+//! `resize_nearest_neighbor`), rewritten before grouping as what the engine runs:
 //!
-//! 1. `x` (`C x H x W`) reshaped to `CH x W x 1`, broadcast along W to `CH x W x fx`,
-//!    reshaped to `CH x 1 x W·fx` (skipped when `fx = 1`);
-//! 2. broadcast along H to `CH x fy x W·fx`, reshaped to the result `C x H·fy x W·fx`.
+//! 1. columns repeated `fx` times (skipped when `fx = 1`): `x` (`C x H x W`) with C and W
+//!    exchanged (`W x H x C`, one NE pass), each channel repeated `fx` times by a 1x1
+//!    convolution of W groups whose weights are ones (`W·fx x H x C`, exact), exchanged
+//!    back (written transposed by a second pass);
+//! 2. rows repeated `fy` times (skipped when `fy = 1`): the rows read as channels of one
+//!    row (`CH x 1 x W·fx`, a view), broadcast along H (`CH x fy x W·fx`, one task) and
+//!    read as the result `C x H·fy x W·fx` (a view).
 //!
-//! The reshapes that move rows become views and transposes (`regroup`), the broadcast
-//! along W runs with C and W exchanged (`width_moves`), as for any model that wrote these
-//! ops. No record of Apple's shows an upsampling, so this is anec's plan, checked by the
-//! simulator against the reference (the `upsample` property family). Bilinear resizing
-//! and factors that are not whole numbers stay refused by name ([`refusal`]).
+//! A 2x2 upsampling is four tasks (an earlier plan, which broadcast each element viewed
+//! as a column, took nine and held every element in a 64-byte row of its own). No record
+//! of Apple's shows an upsampling, so this is anec's plan, checked by the simulator
+//! against the reference (the `upsample` property family). Bilinear resizing and factors
+//! that are not whole numbers stay refused by name ([`refusal`]).
 
-use anec_ir::{Attr, Attrs, Module, Op, OpCode, TensorType, ValueId};
+use anec_ir::{Attr, Attrs, Blob, DType, Module, Op, OpCode, TensorType, ValueId};
 use anec_passes::rewrite::{self, Emitter};
 
 /// Why `op` (a resize) has no H13 lowering, or `None` when [`expand`] rewrites it.
@@ -57,20 +59,50 @@ impl Steps<'_, '_> {
         let (Some(&x), Some(&r)) = (self.0.op.operands.first(), self.0.op.results.first()) else { return };
         let (Some(&t), Some(&rt)) = (self.0.m.ty(x), self.0.m.ty(r)) else { return };
         let shaped = |c: u32, h: u32, w: u32| TensorType { c, h, w, ..t };
-        let rows = t.c * t.h;
         let wide = match fx {
-            1 => self.reshape(x, shaped(rows, 1, t.w), None),
+            1 => x,
             _ => {
-                let columns = self.reshape(x, shaped(rows, t.w, 1), None);
-                let repeated = self.broadcast(columns, "width", fx, shaped(rows, t.w, fx));
-                self.reshape(repeated, shaped(rows, 1, t.w * fx), None)
+                let columns = self.transpose(x, shaped(t.w, t.h, t.c));
+                let repeated = self.repeat_channels(columns, fx, shaped(t.w * fx, t.h, t.c));
+                self.transpose(repeated, shaped(t.c, t.h, t.w * fx))
             }
         };
-        let tall = match fy {
-            1 => wide,
-            _ => self.broadcast(wide, "height", fy, shaped(rows, fy, t.w * fx)),
+        match fy {
+            1 => self.reshape(wide, rt, Some(r)),
+            _ => {
+                let rows = t.c * t.h;
+                let flat = self.reshape(wide, shaped(rows, 1, t.w * fx), None);
+                let tall = self.broadcast(flat, "height", fy, shaped(rows, fy, t.w * fx));
+                self.reshape(tall, rt, Some(r))
+            }
         };
-        self.reshape(tall, rt, Some(r));
+    }
+
+    /// C and W exchanged.
+    fn transpose(&mut self, x: ValueId, ty: TensorType) -> ValueId {
+        let perm = ["batch", "width", "depth", "height", "channel"].map(|a| Attr::Str(a.into())).to_vec();
+        self.push(OpCode::Transpose, [("perm".to_string(), Attr::Array(perm))].into_iter().collect(), x, ty, None)
+    }
+
+    /// Each channel of `x` repeated `f` times: a 1x1 convolution with one group per input
+    /// channel and weights of ones.
+    fn repeat_channels(&mut self, x: ValueId, f: u32, ty: TensorType) -> ValueId {
+        let groups = ty.c / f;
+        let wty = TensorType::nchw(ty.c, 1, 1, 1, DType::F16);
+        let key = format!("{}.upsample_weights", self.0.op.name);
+        let one = half::f16::from_f32(1.0).to_le_bytes();
+        let bytes = (0..ty.c).flat_map(|_| one).collect();
+        self.0.m.resources.insert(key.clone(), Blob { dtype: DType::F16, bytes });
+        let ints = |v: &[i64]| Attr::Array(v.iter().map(|&i| Attr::Int(i)).collect());
+        let attrs = [
+            ("kernel", ints(&[1, 1])),
+            ("stride", ints(&[1, 1])),
+            ("pad", ints(&[0, 0, 0, 0])),
+            ("groups", Attr::Int(i64::from(groups))),
+            ("weights", Attr::Resource { name: key, ty: wty }),
+            ("kernel_group_reuse", Attr::Bool(false)),
+        ];
+        self.push(OpCode::Conv, attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect(), x, ty, None)
     }
 
     fn reshape(&mut self, x: ValueId, ty: TensorType, out: Option<ValueId>) -> ValueId {
