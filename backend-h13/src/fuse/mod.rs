@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `conv_gain_offset` (`anec_passes::fuse::ConvGainOffset`) | a gain/offset (scalar or per channel) after a convolution | v4.2.1 Conv + GOC layers; `conv_*_bias1` records |
 //! | [`conv_activation`] | an activation the convolution's NE applies: native ReLU, or a table at the head of each fp16 kernel chunk | `conv_*_relu`, `chain_pair_mm_relu`, `chain_pair_mm_gelu` |
-//! | [`swapped_write`] | a channel<->width transpose of a convolution's (or a packed reduction's) result, written transposed | every `linear` record's compute task; `reduce_*` rows |
+//! | [`swapped_write`] | a channel<->width transpose of a one-group convolution's (or a packed reduction's) result, written transposed | every `linear` record's compute task; `reduce_*` rows |
 //! | [`swapped_relu`] | a ReLU of a result written transposed | `chain_pair_mm_relu` |
 //! | [`planar_relu`] | a ReLU of a planar-engine elementwise op (PE.Cfg bit 5) | `chain_add_relu_c512` |
 //! | [`matmul_post_scale`] | a scalar gain/offset of a runtime matmul's product (its PostScale and bias) | `chain_attn_*`: the scores' 1/8 |
