@@ -2,7 +2,10 @@
 //! embeddings; H13's nearest upsampling and matmuls over heads): the walk over the module
 //! and the emitter of the replacing ops, which they share.
 
-use anec_ir::{Attrs, Module, Op, OpCode, TensorType, ValueId};
+use anec_ir::{Attr, Attrs, Module, Op, OpCode, TensorType, ValueId};
+
+/// The anec axis names, in N, C, D, H, W order.
+const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
 
 /// Emits the ops replacing one op.
 pub struct Emitter<'a> {
@@ -30,6 +33,25 @@ impl Emitter<'_> {
         self.n += 1;
         self.m.ops.push(Op { opcode, name, operands: xs, results: vec![r], attrs, loc: self.op.loc.clone() });
         r
+    }
+
+    /// `size` elements of `x` along `axis` (an anec axis name) from `offset`, as a value of
+    /// type `ty` (`anec.input_view`, step 1).
+    pub fn input_view(&mut self, x: ValueId, axis: &str, offset: u32, size: u32, ty: TensorType) -> ValueId {
+        let attrs = [
+            ("axis".to_string(), Attr::Str(axis.into())),
+            ("offset".to_string(), Attr::Int(i64::from(offset))),
+            ("size".to_string(), Attr::Int(i64::from(size))),
+            ("step".to_string(), Attr::Int(1)),
+        ];
+        self.push(OpCode::InputView, attrs.into_iter().collect(), vec![x], ty, None)
+    }
+
+    /// `x` with its axes permuted (result axis `i` is axis `p[i]` of `x`, in N, C, D, H, W
+    /// order) into a value of type `ty`, or into `out`.
+    pub fn transpose(&mut self, x: ValueId, p: [usize; 5], ty: TensorType, out: Option<ValueId>) -> ValueId {
+        let perm = Attr::Array(p.iter().filter_map(|&i| AXES.get(i)).map(|a| Attr::Str((*a).into())).collect());
+        self.push(OpCode::Transpose, [("perm".to_string(), perm)].into_iter().collect(), vec![x], ty, out)
     }
 }
 

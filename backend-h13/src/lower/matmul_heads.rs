@@ -7,7 +7,7 @@
 //! the plan is anec's, checked by the simulator against the reference (the `bert_layer`
 //! and `llama_layer` models of `tests/models/`).
 
-use anec_ir::{Attr, Attrs, Module, Op, OpCode, TensorType, ValueId};
+use anec_ir::{Attr, Module, Op, OpCode, TensorType, ValueId};
 use anec_passes::rewrite::{self, Emitter};
 
 /// Whether `op` is a matmul over several heads of one batch.
@@ -33,33 +33,15 @@ impl Steps<'_, '_> {
             .map(|h| {
                 let xh = self.head(*x, xt, h);
                 let yh = self.head(*y, yt, h);
-                self.push(OpCode::Matmul, self.0.op.attrs.clone(), vec![xh, yh], TensorType { h: 1, ..rt }, None)
+                self.0.push(OpCode::Matmul, self.0.op.attrs.clone(), vec![xh, yh], TensorType { h: 1, ..rt }, None)
             })
             .collect();
         let axis = [("axis".to_string(), Attr::Str("height".into()))].into_iter().collect();
-        self.push(OpCode::Concat, axis, products, rt, Some(r));
+        self.0.push(OpCode::Concat, axis, products, rt, Some(r));
     }
 
     /// Row `h` of `v` (of type `t`) along H, as a tensor of its own.
     fn head(&mut self, v: ValueId, t: TensorType, h: u32) -> ValueId {
-        let ty = TensorType { h: 1, ..t };
-        let attrs = [
-            ("axis".to_string(), Attr::Str("height".into())),
-            ("offset".to_string(), Attr::Int(i64::from(h))),
-            ("size".to_string(), Attr::Int(1)),
-            ("step".to_string(), Attr::Int(1)),
-        ];
-        self.push(OpCode::InputView, attrs.into_iter().collect(), vec![v], ty, None)
-    }
-
-    fn push(
-        &mut self,
-        opcode: OpCode,
-        attrs: Attrs,
-        xs: Vec<ValueId>,
-        ty: TensorType,
-        out: Option<ValueId>,
-    ) -> ValueId {
-        self.0.push(opcode, attrs, xs, ty, out)
+        self.0.input_view(v, "height", h, 1, TensorType { h: 1, ..t })
     }
 }

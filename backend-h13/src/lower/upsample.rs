@@ -80,8 +80,7 @@ impl Steps<'_, '_> {
 
     /// C and W exchanged.
     fn transpose(&mut self, x: ValueId, ty: TensorType) -> ValueId {
-        let perm = ["batch", "width", "depth", "height", "channel"].map(|a| Attr::Str(a.into())).to_vec();
-        self.push(OpCode::Transpose, [("perm".to_string(), Attr::Array(perm))].into_iter().collect(), x, ty, None)
+        self.0.transpose(x, [0, 4, 2, 3, 1], ty, None)
     }
 
     /// Each channel of `x` repeated `f` times: a 1x1 convolution with one group per input

@@ -72,12 +72,6 @@ pub fn expand(m: &Module, target: Target) -> Option<Module> {
 /// The ops replacing one convolution.
 struct Steps<'e, 'a>(&'e mut Emitter<'a>);
 
-/// `[batch, channel, depth, height, width]` picked by index.
-fn perm(p: [usize; 5]) -> Attr {
-    const AXES: [&str; 5] = ["batch", "channel", "depth", "height", "width"];
-    Attr::Array(p.iter().map(|&i| Attr::Str(AXES[i].into())).collect())
-}
-
 impl Steps<'_, '_> {
     fn embed(&mut self, p: Patches) {
         let (Some(&x), Some(&r)) = (self.0.op.operands.first(), self.0.op.results.first()) else { return };
@@ -88,12 +82,12 @@ impl Steps<'_, '_> {
         let shaped = |c: u32, h: u32, w: u32| TensorType { c, h, w, ..t };
         let pieces: Vec<ValueId> = (0..t.c)
             .map(|c| {
-                let channel = self.push(OpCode::InputView, slice(c), vec![x], shaped(1, t.h, t.w), None);
-                let rows = self.push(OpCode::Reshape, Attrs::new(), vec![channel], shaped(ph, 1, kh * t.w), None);
+                let channel = self.0.input_view(x, "channel", c, 1, shaped(1, t.h, t.w));
+                let rows = self.0.push(OpCode::Reshape, Attrs::new(), vec![channel], shaped(ph, 1, kh * t.w), None);
                 let swapped = self.transpose(rows, [0, 4, 2, 3, 1], shaped(kh * t.w, 1, ph));
-                let split = self.push(OpCode::Reshape, Attrs::new(), vec![swapped], shaped(kh * pw, kw, ph), None);
+                let split = self.0.push(OpCode::Reshape, Attrs::new(), vec![swapped], shaped(kh * pw, kw, ph), None);
                 let moved = self.transpose(split, [0, 3, 2, 1, 4], shaped(kw, kh * pw, ph));
-                self.push(OpCode::Reshape, Attrs::new(), vec![moved], shaped(kw * kh, pw, ph), None)
+                self.0.push(OpCode::Reshape, Attrs::new(), vec![moved], shaped(kw * kh, pw, ph), None)
             })
             .collect();
         let depth = kw * kh * t.c;
@@ -101,12 +95,11 @@ impl Steps<'_, '_> {
             [one] => *one,
             _ => {
                 let axis = [("axis".to_string(), Attr::Str("channel".into()))].into_iter().collect();
-                self.push(OpCode::Concat, axis, pieces.clone(), shaped(depth, pw, ph), None)
+                self.0.push(OpCode::Concat, axis, pieces.clone(), shaped(depth, pw, ph), None)
             }
         };
         let conv = self.conv(cat, (kh, kw), depth, TensorType { h: pw, w: ph, ..rt });
-        let attrs = [("perm".to_string(), perm([0, 1, 2, 4, 3]))].into_iter().collect();
-        self.push(OpCode::Transpose, attrs, vec![conv], rt, Some(r));
+        self.0.transpose(conv, [0, 1, 2, 4, 3], rt, Some(r));
     }
 
     /// `x` padded as the convolution pads it and cut to the `h x w` its patches cover.
@@ -122,7 +115,7 @@ impl Steps<'_, '_> {
             ];
             let t = cur.1;
             let ty = TensorType { h: t.h + p.pad[0] + p.pad[1], w: t.w + p.pad[2] + p.pad[3], ..t };
-            cur = (self.push(OpCode::Pad, attrs.into_iter().collect(), vec![cur.0], ty, None), ty);
+            cur = (self.0.push(OpCode::Pad, attrs.into_iter().collect(), vec![cur.0], ty, None), ty);
         }
         for (axis, size) in [("height", h), ("width", w)] {
             let t = cur.1;
@@ -130,7 +123,7 @@ impl Steps<'_, '_> {
                 continue;
             }
             let ty = if axis == "height" { TensorType { h: size, ..t } } else { TensorType { w: size, ..t } };
-            cur = (self.push(OpCode::InputView, window(axis, size), vec![cur.0], ty, None), ty);
+            cur = (self.0.input_view(cur.0, axis, 0, size, ty), ty);
         }
         Some(cur)
     }
@@ -146,7 +139,7 @@ impl Steps<'_, '_> {
             self.0.m.resources.insert(key.clone(), blob);
             attrs.insert("weights".into(), Attr::Resource { name: key, ty: wty });
         }
-        self.push(OpCode::Conv, attrs, vec![x], ty, None)
+        self.0.push(OpCode::Conv, attrs, vec![x], ty, None)
     }
 
     /// The weights as `O x (c, v, u) x 1 x 1`, under a key of their own.
@@ -171,44 +164,8 @@ impl Steps<'_, '_> {
     }
 
     fn transpose(&mut self, x: ValueId, p: [usize; 5], ty: TensorType) -> ValueId {
-        let attrs = [("perm".to_string(), perm(p))].into_iter().collect();
-        self.push(OpCode::Transpose, attrs, vec![x], ty, None)
+        self.0.transpose(x, p, ty, None)
     }
-
-    fn push(
-        &mut self,
-        opcode: OpCode,
-        attrs: Attrs,
-        xs: Vec<ValueId>,
-        ty: TensorType,
-        out: Option<ValueId>,
-    ) -> ValueId {
-        self.0.push(opcode, attrs, xs, ty, out)
-    }
-}
-
-/// The first `size` elements along `axis`.
-fn window(axis: &str, size: u32) -> Attrs {
-    [
-        ("axis".to_string(), Attr::Str(axis.into())),
-        ("offset".to_string(), Attr::Int(0)),
-        ("size".to_string(), Attr::Int(i64::from(size))),
-        ("step".to_string(), Attr::Int(1)),
-    ]
-    .into_iter()
-    .collect()
-}
-
-/// Channel `c` alone.
-fn slice(c: u32) -> Attrs {
-    [
-        ("axis".to_string(), Attr::Str("channel".into())),
-        ("offset".to_string(), Attr::Int(i64::from(c))),
-        ("size".to_string(), Attr::Int(1)),
-        ("step".to_string(), Attr::Int(1)),
-    ]
-    .into_iter()
-    .collect()
 }
 
 #[cfg(test)]
