@@ -22,13 +22,18 @@ pub struct Placed {
 pub struct Packer {
     align: u64,
     placed: Vec<(Placed, Interval)>,
+    /// Indices into `placed` of the values not dead before the latest first position
+    /// placed so far (the only ones a value placed in order can overlap).
+    alive: Vec<usize>,
+    /// The latest first position placed so far.
+    latest: usize,
     end: u64,
 }
 
 impl Packer {
     /// An empty buffer whose offsets are multiples of `align` (at least 1).
     pub fn new(align: u64) -> Self {
-        Packer { align: align.max(1), placed: Vec::new(), end: 0 }
+        Packer { align: align.max(1), placed: Vec::new(), alive: Vec::new(), latest: 0, end: 0 }
     }
 
     fn up(&self, v: u64) -> u64 {
@@ -39,11 +44,23 @@ impl Packer {
     /// placed before that is alive with it. Called in the order values are first written,
     /// this is first fit.
     pub fn place(&mut self, size: u64, live: Interval) -> Placed {
-        let busy: Vec<Placed> = self.placed.iter().filter(|(_, l)| l.overlaps(&live)).map(|(p, _)| *p).collect();
+        // In order, a value dead before this one's first position is dead for every later
+        // one too: only the others are looked at (a value out of order looks at all).
+        let in_order = live.first >= self.latest;
+        let busy: Vec<Placed> = if in_order {
+            let placed = &self.placed;
+            self.alive.retain(|&i| placed.get(i).is_some_and(|(_, l)| l.last >= live.first));
+            self.latest = live.first;
+            let alive = self.alive.iter().filter_map(|&i| self.placed.get(i));
+            alive.filter(|(_, l)| l.overlaps(&live)).map(|(p, _)| *p).collect()
+        } else {
+            self.placed.iter().filter(|(_, l)| l.overlaps(&live)).map(|(p, _)| *p).collect()
+        };
         let candidates = std::iter::once(0).chain(busy.iter().map(|p| self.up(p.offset.saturating_add(p.size))));
         let free = |at: u64| busy.iter().all(|p| at.saturating_add(size) <= p.offset || p.offset + p.size <= at);
         let offset = candidates.filter(|&at| free(at)).min().unwrap_or(0);
         let p = Placed { offset, size };
+        self.alive.push(self.placed.len());
         self.placed.push((p, live));
         self.end = self.end.max(offset.saturating_add(size));
         p
@@ -102,6 +119,17 @@ mod tests {
         // The last value reuses the start once everything before it is dead.
         assert_eq!(placed[4].offset, 0);
         assert_eq!(size, 512);
+    }
+
+    #[test]
+    fn a_value_placed_out_of_order_still_avoids_every_value_alive_with_it() {
+        let mut p = Packer::new(64);
+        let a = p.place(64, iv(0, 9));
+        let b = p.place(64, iv(5, 6));
+        let c = p.place(64, iv(8, 9)); // b is dead by now: c may take its place
+        let d = p.place(64, iv(2, 6)); // out of order: alive with a and b
+        assert_eq!((a.offset, b.offset, c.offset), (0, 64, 64));
+        assert!(d.offset != a.offset && d.offset != b.offset, "{d:?}");
     }
 
     #[test]

@@ -36,6 +36,8 @@ pub struct Schedule {
     pub graph: DiGraph<usize, ValueId>,
     /// Group indices in the order they run.
     pub order: Vec<usize>,
+    /// The position of each group in `order`.
+    positions: Vec<usize>,
 }
 
 /// The group (index into `groups`) whose ops write each value.
@@ -78,12 +80,17 @@ impl Schedule {
         }
         petgraph::algo::toposort(&graph, None)
             .map_err(|c| ScheduleError::Cycle(name(c.node_id().index()).unwrap_or_default()))?;
-        Ok(Schedule { graph, order: (0..groups.len()).collect() })
+        let order: Vec<usize> = (0..groups.len()).collect();
+        let mut positions = vec![0; order.len()];
+        for (at, &g) in order.iter().enumerate() {
+            positions[g] = at;
+        }
+        Ok(Schedule { graph, order, positions })
     }
 
     /// The position of group `g` in the order.
     pub fn position(&self, g: usize) -> Option<usize> {
-        self.order.iter().position(|&x| x == g)
+        self.positions.get(g).copied()
     }
 
     /// The groups `g` reads a value from, in order.
