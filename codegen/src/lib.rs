@@ -6,6 +6,8 @@
 //!   structure as stored, for dump tools.
 //! - [`anec`]: the Asahi Linux `.anec` form (a 0x1000-byte header, then the TDs and the
 //!   weights), written from the same [`Hwx`].
+//! - [`e5`]: the E5 dispatch descriptor (`.e5`), the FlatBuffer naming a bundle's
+//!   operations over its `.hwx` programs ([`write_e5`], [`read_e5`]).
 //!
 //! Every reader returns an error, never panics, on malformed input; every writer checks
 //! that each value fits its field. Errors are [`CodegenError`]. Nothing here prints.
@@ -13,10 +15,12 @@
 mod bytes;
 
 pub mod anec;
+pub mod e5;
 pub mod error;
 pub mod hwx;
 
 pub use anec::{read_anec, write_anec, AnecFile};
+pub use e5::{read_e5, write_e5};
 pub use error::CodegenError;
 pub use hwx::file::HwxFile;
 pub use hwx::model::{BoundTensor, ConstSymbol, Hwx, Relocation, TensorRole};
