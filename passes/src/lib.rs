@@ -17,6 +17,7 @@ pub mod lower;
 pub mod pipeline;
 pub mod plan;
 pub mod rewrite;
+pub mod segment;
 pub mod target;
 pub mod tile;
 pub mod validate;

@@ -8,6 +8,10 @@
 //! (see `compare`). The weights are compared byte by byte and reported as ranges.
 //! [`DiffOptions`] relaxes the two things that legitimately differ from Apple's files:
 //! the `LC_IDENT` banner and the content hashes in symbol names.
+//!
+//! An `.e5` is compared with another `.e5` only, by the locations of its listing
+//! (`function main op Op1_AneInference attrs anehash`; docs/formats/e5-dump.md). An
+//! `.hwx` and an `.anec` compare with each other (the same TDs and weights).
 
 use std::fmt;
 
@@ -54,7 +58,8 @@ pub struct DiffOptions {
 /// Every difference between two program files, comparing everything.
 ///
 /// # Errors
-/// [`ToolError::Input`] naming the side that does not read as `.hwx` or `.anec`.
+/// [`ToolError::Input`] naming the side that does not read as `.hwx`, `.anec` or `.e5`;
+/// [`ToolError::KindsDiffer`] for an `.e5` against an `.hwx` or `.anec`.
 pub fn diff_files(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, ToolError> {
     diff_files_with(a, b, &DiffOptions::default())
 }
@@ -62,10 +67,14 @@ pub fn diff_files(a: &[u8], b: &[u8]) -> Result<Vec<Difference>, ToolError> {
 /// Every difference between two program files under `opts`.
 ///
 /// # Errors
-/// [`ToolError::Input`] naming the side that does not read as `.hwx` or `.anec`.
+/// [`ToolError::Input`] naming the side that does not read as `.hwx`, `.anec` or `.e5`;
+/// [`ToolError::KindsDiffer`] for an `.e5` against an `.hwx` or `.anec`.
 pub fn diff_files_with(a: &[u8], b: &[u8], opts: &DiffOptions) -> Result<Vec<Difference>, ToolError> {
     let left = Program::read(a).map_err(|e| e.on("left"))?;
     let right = Program::read(b).map_err(|e| e.on("right"))?;
+    if matches!(left, Program::E5(_)) != matches!(right, Program::E5(_)) {
+        return Err(ToolError::KindsDiffer { left: left.format(), right: right.format() });
+    }
     let (ln, rn) = (nodes(&left, a.len()), nodes(&right, b.len()));
     let mut out = compare(&flatten(&ln), &flatten(&rn), opts);
     out.extend(compare_bytes("__const", left.consts(), right.consts()));

@@ -11,9 +11,24 @@ pub enum ToolError {
     /// The input has the `.hwx` magic but does not parse as one.
     #[error("malformed .hwx file: {0}")]
     Hwx(#[source] CodegenError),
-    /// The input has no `.hwx` magic and does not read as an `.anec` file either.
-    #[error("not an .hwx file (no 0xBEEFFACE magic) and not a readable .anec file: {0}")]
-    Anec(#[source] CodegenError),
+    /// The input has no `.hwx` magic and reads neither as an `.anec` nor as an `.e5` file.
+    #[error("not a .hwx file (no 0xBEEFFACE magic), .anec file or .e5 file: as .anec, {anec}; as .e5, {e5}")]
+    Unrecognized {
+        /// Why it does not read as an `.anec` file.
+        anec: Box<CodegenError>,
+        /// Why it does not read as an `.e5` file.
+        #[source]
+        e5: Box<CodegenError>,
+    },
+    /// The two inputs of a diff are of different kinds that cannot be compared (an `.e5`
+    /// against an `.hwx` or `.anec`).
+    #[error("cannot compare a .{left} file with a .{right} file: the kinds differ")]
+    KindsDiffer {
+        /// The format of the left input.
+        left: &'static str,
+        /// The format of the right input.
+        right: &'static str,
+    },
     /// A decoded Apple record (`apple-h13-oracles/cases/*.json`) that does not read.
     #[error("malformed decoded record: {0}")]
     Record(String),

@@ -17,6 +17,7 @@
 //! Malformed input is a [`ToolError`], never a panic. Nothing here prints; the `anec`
 //! CLI does (see `docs/tools.md`).
 
+pub mod bundle;
 pub mod diff;
 pub mod dump;
 pub mod error;

@@ -124,6 +124,12 @@ fn set_bar(bars: &mut [u64; BAR_COUNT], index: u8, addr: u64, name: &str) -> Res
     Ok(())
 }
 
+/// The virtual address the program gives each of `h.tensors` (the address of its
+/// segment), as [`write_hwx`] lays them out.
+pub fn tensor_addresses(h: &Hwx) -> Result<Vec<u64>, CodegenError> {
+    Ok(Layout::new(h)?.tensor_addrs)
+}
+
 /// Writes `h` as an `.hwx` file.
 ///
 /// # Errors

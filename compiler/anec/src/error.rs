@@ -86,6 +86,17 @@ pub enum Error {
         /// The tool's error.
         source: anec_tools::ToolError,
     },
+    /// A bundle could not be put together (`--emit bundle`): the file and why.
+    #[error("{file}: {message}")]
+    Bundle {
+        /// The model.
+        file: String,
+        /// Why.
+        message: String,
+    },
+    /// `--allow-cpu-fallback` with `--emit hwx`, which writes one program.
+    #[error("--allow-cpu-fallback cuts a model into several programs: use --emit bundle (the .e5 and its .hwx programs) or --emit anec")]
+    FallbackNeedsSegments,
     /// An input format the compiler does not read (yet).
     #[error("{0}: unsupported input format (expected a .plist netplist, a .mil, .mlmodelc or .mlpackage MIL model, or a .mlir anec module)")]
     UnsupportedInput(PathBuf),

@@ -11,6 +11,7 @@
 //! the target chip's validators), backend, container. [`check`] answers, per layer and per
 //! chip, whether a model runs on the engine, with the same validators (`anec check`).
 
+pub mod bundle;
 pub mod check;
 pub mod diagnostic;
 pub mod error;
@@ -21,6 +22,7 @@ pub mod target;
 mod verify;
 
 pub use anec_backend_h13::Compat;
+pub use bundle::{compile_bundle, compile_mil_bundle, Bundle};
 pub use error::Error;
 pub use input::{load_function, load_mil, InputKind, DEFAULT_FUNCTION};
 pub use output::write_atomically;

@@ -1,7 +1,8 @@
 //! Errors of the front ends.
 //!
 //! Every [`FrontError`] prints as one line that names the source file, the line of the
-//! offending entry when known, the entry (unit, input, output or network) and the key, e.g.
+//! offending entry when known, the entry (unit, input, output, network or procedure) and the
+//! key, e.g.
 //! `net.plist:45: unit 'my_layer': missing key 'KernelWidth' in Params`.
 
 use std::fmt;
@@ -19,6 +20,8 @@ pub enum Subject {
     Output(String),
     /// A unit (layer), by its key in `Units`.
     Unit(String),
+    /// A procedure of a version 1.0.10 `ProcedureList`, by its `Name`.
+    Procedure(String),
 }
 
 impl fmt::Display for Subject {
@@ -29,6 +32,7 @@ impl fmt::Display for Subject {
             Subject::Input(n) => write!(f, "input '{n}'"),
             Subject::Output(n) => write!(f, "output '{n}'"),
             Subject::Unit(n) => write!(f, "unit '{n}'"),
+            Subject::Procedure(n) => write!(f, "procedure '{n}'"),
         }
     }
 }
@@ -75,18 +79,14 @@ pub enum FrontError {
         message: String,
     },
     /// The plist `Version` is not one this front end reads.
-    #[error("{file}: unsupported netplist Version '{version}' (supported: 1.0.9)")]
+    #[error("{file}: unsupported netplist Version '{version}' (supported: {supported})")]
     UnsupportedVersion {
         /// The path as given.
         file: String,
         /// The version string found.
         version: String,
-    },
-    /// The version 1.0.10 `ProcedureList` form.
-    #[error("{file}: ProcedureList form is not supported yet (only the 1.0.9 Networks/Units form)")]
-    ProcedureList {
-        /// The path as given.
-        file: String,
+        /// The version the file's form is read in, e.g. `1.0.9 for the Networks/Units form`.
+        supported: &'static str,
     },
     /// A required key is absent.
     #[error("{site}: missing key '{key}'{within}")]
@@ -196,10 +196,7 @@ impl FrontError {
             | FrontError::MissingWeightFile { site, .. }
             | FrontError::WeightOutOfRange { site, .. }
             | FrontError::Shape { site, .. } => Some(site.as_ref()),
-            FrontError::Io { .. }
-            | FrontError::Syntax { .. }
-            | FrontError::UnsupportedVersion { .. }
-            | FrontError::ProcedureList { .. } => None,
+            FrontError::Io { .. } | FrontError::Syntax { .. } | FrontError::UnsupportedVersion { .. } => None,
         }
     }
 }

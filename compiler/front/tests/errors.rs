@@ -152,12 +152,22 @@ fn unsupported_version_and_missing_version() {
 }
 
 #[test]
-fn procedure_list_form_is_not_supported_yet() {
+fn each_form_has_its_version() {
     let e = err_of(&conv_top(|t| {
-        t.insert("ProcedureList".into(), Value::Array(Vec::new()));
         t.insert("Version".into(), s("1.0.10"));
     }));
-    assert!(matches!(e, FrontError::ProcedureList { .. }), "{e:?}");
+    let FrontError::UnsupportedVersion { version, supported, .. } = &e else { panic!("{e:?}") };
+    assert_eq!(
+        (version.as_str(), *supported),
+        ("1.0.10", "1.0.9 for the Networks/Units form, 1.0.10 with a ProcedureList")
+    );
+    let e = err_of(&conv_top(|t| {
+        t.insert("ProcedureList".into(), Value::Array(Vec::new()));
+    }));
+    assert_eq!(
+        e.to_string(),
+        "t.plist: unsupported netplist Version '1.0.9' (supported: 1.0.10 for the ProcedureList form)"
+    );
 }
 
 #[test]

@@ -13,18 +13,20 @@ use std::path::Path;
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Expect {
     Parses,
-    MissingWeightFile,
-    ProcedureList,
+    /// Fails on the weight file `Weights[i]`.
+    MissingWeightFile(usize),
 }
 
 /// Every netplist fixture and its expected outcome.
 const FIXTURES: [(&str, Expect); 24] = [
     ("net.plist", Expect::Parses),
-    ("procedurelist-conv_relu.net.plist", Expect::ProcedureList),
+    // ProcedureList form; its conv reads weights.1, not recorded (tests/procedures.rs
+    // supplies one).
+    ("procedurelist-conv_relu.net.plist", Expect::MissingWeightFile(1)),
     ("plists/broadcast.plist", Expect::Parses),
     ("plists/concat.plist", Expect::Parses),
     // Its conv reads /private/var/.../model.espresso.weights, recorded on a Mac.
-    ("plists/gemm.plist", Expect::MissingWeightFile),
+    ("plists/gemm.plist", Expect::MissingWeightFile(0)),
     ("plists/goc.plist", Expect::Parses),
     ("plists/inputview.plist", Expect::Parses),
     ("plists/neuron.plist", Expect::Parses),
@@ -40,7 +42,7 @@ const FIXTURES: [(&str, Expect); 24] = [
     ("simple/doubleconvsout.plist", Expect::Parses),
     ("simple/doubleneuron.plist", Expect::Parses),
     // Its conv reads /tmp/zero (made with dd on the recording machine).
-    ("simple/gemm.plist", Expect::MissingWeightFile),
+    ("simple/gemm.plist", Expect::MissingWeightFile(0)),
     ("simple/goc.plist", Expect::Parses),
     ("simple/neuron.plist", Expect::Parses),
     ("simple/quadconv.plist", Expect::Parses),
@@ -80,8 +82,7 @@ fn every_fixture_parses_or_fails_clearly() {
                     panic!("{rel}: parsed module does not verify: {errs:?}");
                 }
             }
-            (Err(FrontError::MissingWeightFile { index: 0, .. }), Expect::MissingWeightFile) => {}
-            (Err(FrontError::ProcedureList { .. }), Expect::ProcedureList) => {}
+            (Err(FrontError::MissingWeightFile { index, .. }), Expect::MissingWeightFile(want)) if index == want => {}
             (got, want) => panic!("{rel}: expected {want:?}, got {:?}", got.map(|m| summary(&m))),
         }
     }
@@ -99,7 +100,10 @@ fn failing_fixtures_name_file_unit_and_path() {
     }
     let msg = outcome("procedurelist-conv_relu.net.plist").err().map(|e| e.to_string());
     let msg = msg.unwrap_or_default();
-    assert!(msg.ends_with("ProcedureList form is not supported yet (only the 1.0.9 Networks/Units form)"), "{msg}");
+    assert!(
+        msg.contains("procedurelist-conv_relu.net.plist:79: unit 'conv1x1-1': weight file 'weights.1' (Weights[1]) cannot be opened"),
+        "{msg}"
+    );
 }
 
 #[test]

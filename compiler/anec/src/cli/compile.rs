@@ -1,6 +1,7 @@
 //! `anec compile`: load, compile, and write the program atomically into the output directory.
 
 use super::Emit;
+use anec::bundle::ProgramForm;
 use anec::{Error, InputKind, Options};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,6 +22,8 @@ pub struct Request {
     pub function: String,
     /// Which generation of Apple's compiler the program follows.
     pub compat: anec::Compat,
+    /// Whether rejected layers may run on the CPU between engine segments.
+    pub cpu_fallback: bool,
 }
 
 /// File name of the program written into the output directory: the input's stem.
@@ -45,6 +48,9 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
             return print_stdout(&anec_ir::print_module(&module));
         }
         Emit::Mil => return print_stdout(&mil_text(&req.input)?),
+        Emit::Bundle => return bundle(req, &opts, ProgramForm::Hwx),
+        Emit::Anec if req.cpu_fallback => return bundle(req, &opts, ProgramForm::Anec),
+        Emit::Hwx if req.cpu_fallback => return Err(Error::FallbackNeedsSegments),
         Emit::Hwx | Emit::Anec => {}
     }
     let compiled = anec::compile_file(&req.input, &opts)?;
@@ -53,6 +59,15 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
         _ => compiled.hwx_bytes()?,
     };
     anec::write_atomically(&out_path, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--emit bundle` (the `.e5` and every program) or `--emit anec` with CPU fallback (one
+/// `.anec` per engine segment).
+fn bundle(req: &Request, opts: &Options, form: ProgramForm) -> Result<ExitCode, Error> {
+    let bundle = anec::compile_bundle(&req.input, opts, req.cpu_fallback)?;
+    let stem = req.input.file_stem().and_then(|s| s.to_str()).unwrap_or("model");
+    bundle.write(&req.output, stem, form)?;
     Ok(ExitCode::SUCCESS)
 }
 

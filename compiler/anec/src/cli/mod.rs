@@ -41,8 +41,12 @@ pub enum Print {
 pub enum Emit {
     /// The `.hwx` program (default).
     Hwx,
-    /// The Asahi Linux `.anec` program.
+    /// The Asahi Linux `.anec` program (one per engine segment with
+    /// `--allow-cpu-fallback`).
     Anec,
+    /// The program bundle: `<model>.e5` (the E5 dispatch descriptor) and the `.hwx`
+    /// program of every engine segment of every function (docs/formats/bundle.md).
+    Bundle,
     /// The anec dialect in MLIR generic syntax, on standard output.
     AnecIr,
     /// The MIL program as coremlc writes `model.mil`, on standard output (MIL inputs).
@@ -92,6 +96,12 @@ enum Command {
         /// register block written in full, the 0x274-byte TD).
         #[arg(long = "apple-compat", value_enum, default_value = "current")]
         apple_compat: AppleCompat,
+        /// Run the layers the chip rejects on the CPU: the function is cut into engine
+        /// segments around them, each a program of its own, and the `.e5` records each
+        /// rejected layer as a CpuInference operation (MIL models; `--emit bundle` or
+        /// `--emit anec`). Without it such a layer is an error.
+        #[arg(long = "allow-cpu-fallback")]
+        allow_cpu_fallback: bool,
     },
     /// Report per layer whether a model runs on a chip's neural engine, and why not.
     ///
@@ -153,8 +163,13 @@ enum Command {
     /// Run a compiled program (.hwx) on the register-level simulator: one NAME.npy (fp16)
     /// per output, arrays in the program's [N, C, H, W] order ([N, C, D, H, W] when D > 1).
     Sim {
-        /// The program.
+        /// The program (`.hwx`), or a bundle's `.e5` (its programs beside it): every
+        /// operation of one function runs, programs on the simulator, CPU operations on
+        /// the reference interpreter, with inputs and outputs in the model's shapes.
         program: PathBuf,
+        /// The function of an `.e5` bundle to run (its first by default).
+        #[arg(long)]
+        function: Option<String>,
         /// An input: its name and an .npy file (float16 or float32); once per input.
         #[arg(long = "input", value_name = "NAME=FILE.npy", value_parser = anec::run::parse_input_arg)]
         inputs: Vec<(String, PathBuf)>,
@@ -184,8 +199,16 @@ enum Command {
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let Some(command) = args.command else { return print(args.print, &args.target) };
     match command {
-        Command::Compile { input, target, output, emit, function, apple_compat } => {
-            compile::run(&compile::Request { input, target, output, emit, function, compat: apple_compat.compat() })
+        Command::Compile { input, target, output, emit, function, apple_compat, allow_cpu_fallback } => {
+            compile::run(&compile::Request {
+                input,
+                target,
+                output,
+                emit,
+                function,
+                compat: apple_compat.compat(),
+                cpu_fallback: allow_cpu_fallback,
+            })
         }
         Command::Check { model, target, format, function } => {
             match check::run(&check::Request { model, target, format, function }) {
@@ -199,7 +222,9 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
         Command::Dump { file, plan: false, .. } => inspect::dump(&file),
         Command::Dump { file, plan: true, target, function } => inspect::dump_plan(&file, &target, &function),
         Command::Diff { a, b, strict } => inspect::diff(&a, &b, strict),
-        Command::Sim { program, inputs, output_dir } => sim::run(&program, &inputs, &output_dir),
+        Command::Sim { program, function, inputs, output_dir } => {
+            sim::run(&program, function.as_deref(), &inputs, &output_dir)
+        }
         Command::Run { model, function, inputs, output_dir } => run::run(&model, &function, &inputs, &output_dir),
     }
 }

@@ -1,93 +1,126 @@
-//! The netplist front end: Apple's `net.plist` network description to an anec [`Module`].
+//! The netplist front end: Apple's `net.plist` network description to anec [`Module`]s.
 //!
-//! Reads the version 1.0.9 `Networks`/`Units` form (XML or binary plist): the first network
-//! named in `Networks` becomes the module; its `Inputs` become module inputs, its `Units`
-//! become ops in list order, and its `Outputs` become module outputs. Shapes are inferred
-//! unit by unit; weights are read lazily from the files of the network's `Weights` array,
-//! resolved relative to the plist's directory. The keys read, their defaults and the errors
-//! are documented in `docs/netplist.md`.
+//! Reads two forms (XML or binary plist). The version 1.0.9 `Networks`/`Units` form: the
+//! first network named in `Networks` becomes the module; its `Inputs` become module inputs,
+//! its `Units` become ops in list order, and its `Outputs` become module outputs. The
+//! version 1.0.10 `ProcedureList` form (`procedures.rs`): each procedure becomes a module
+//! over the networks its `OperationList` runs. Shapes are inferred unit by unit; weights
+//! are read lazily from the files of each network's `Weights` array, resolved relative to
+//! the plist's directory. The keys read, their defaults and the errors are documented in
+//! `docs/netplist.md`.
 
 mod locate;
 mod ports;
+mod procedures;
 mod reader;
 mod units;
 
 use crate::error::{one_line, FrontError, Site, Subject};
-use anec_ir::{Location, Module, ValueId};
+use anec_ir::{Location, Module, TensorType, ValueId};
 use locate::Locator;
 use plist::{Dictionary, Value};
+pub use procedures::{parse_netplist_procedures, parse_netplist_procedures_bytes, Procedure};
 use reader::{kind, Dict, Result};
 use std::collections::{HashMap, HashSet};
 use std::io::Cursor;
 use std::path::Path;
 use units::weights::WeightFiles;
 
-/// The only plist `Version` of the Networks/Units form this front end reads.
+/// The plist `Version` of the Networks/Units form.
 pub const SUPPORTED_VERSION: &str = "1.0.9";
 
-/// Parses a net.plist file. Weight files resolve relative to the file's directory.
+/// The plist `Version` of the ProcedureList form.
+pub const PROCEDURE_LIST_VERSION: &str = "1.0.10";
+
+/// Parses a net.plist file into one module: the first network of the Networks/Units form,
+/// or the first procedure of the ProcedureList form (every procedure is read and checked).
+/// Weight files resolve relative to the file's directory.
 pub fn parse_netplist(path: &Path) -> std::result::Result<Module, FrontError> {
-    let file = path.display().to_string();
-    let bytes = std::fs::read(path).map_err(|e| FrontError::Io { file: file.clone(), message: one_line(e) })?;
-    let base_dir = path.parent().unwrap_or(Path::new(""));
-    parse_netplist_bytes(&bytes, &file, base_dir)
+    first_module(parse_netplist_procedures(path)?, &path.display().to_string())
 }
 
-/// Parses net.plist bytes. `path_for_messages` names the file in errors and locations;
-/// relative weight file paths resolve against `base_dir`.
+/// Parses net.plist bytes into one module, as [`parse_netplist`]. `path_for_messages` names
+/// the file in errors and locations; relative weight file paths resolve against `base_dir`.
 pub fn parse_netplist_bytes(
     bytes: &[u8],
     path_for_messages: &str,
     base_dir: &Path,
 ) -> std::result::Result<Module, FrontError> {
-    let file = path_for_messages;
-    let value = Value::from_reader(Cursor::new(bytes))
-        .map_err(|e| FrontError::Syntax { file: file.into(), message: one_line(e) })?;
-    let Value::Dictionary(top) = value else {
-        let message = format!("the top-level value is {}, not a dictionary", kind(&value));
-        return Err(FrontError::Syntax { file: file.into(), message });
-    };
-    let top_site = Site { file: file.into(), line: 0, subject: Subject::TopLevel };
-    let top = Dict::new(&top, &top_site);
-    check_form(&top)?;
-    let locator = Locator::new(bytes);
-    let net_name = first_network(&top)?;
-    let (net_line, _) = locator.find(net_name);
-    let net_site = Site { file: file.into(), line: net_line, subject: Subject::Network(net_name.into()) };
-    let net = Dict::new(top.dict(net_name)?.map(), &net_site);
-    let weights = match net.opt_array("Weights")? {
-        Some(items) => net.strings_of("Weights", items)?,
-        None => Vec::new(),
-    };
-    let mut b = Builder {
-        file,
-        locator,
-        weights: WeightFiles::new(weights, base_dir),
-        module: Module::new(net_name),
-        values: HashMap::new(),
-        op_names: HashSet::new(),
-    };
-    build(&mut b, &net)?;
-    Ok(b.module)
+    first_module(parse_netplist_procedures_bytes(bytes, path_for_messages, base_dir)?, path_for_messages)
 }
 
-/// Rejects the ProcedureList form and versions other than 1.0.9.
-fn check_form(top: &Dict<'_>) -> Result<()> {
-    let file = top.site().file.clone();
-    if top.get("ProcedureList").is_some() {
-        return Err(FrontError::ProcedureList { file });
+/// The module of the first procedure (the readers never return an empty list).
+fn first_module(procedures: Vec<Procedure>, file: &str) -> Result<Module> {
+    let site = Site { file: file.into(), line: 0, subject: Subject::TopLevel };
+    let missing = || FrontError::BadValue {
+        site: Box::new(site.clone()),
+        key: "ProcedureList".into(),
+        within: String::new(),
+        message: "lists no procedure".into(),
+    };
+    procedures.into_iter().next().map(|p| p.module).ok_or_else(missing)
+}
+
+/// Reads a netplist file's bytes.
+fn read_file(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).map_err(|e| FrontError::Io { file: path.display().to_string(), message: one_line(e) })
+}
+
+/// The top-level dictionary of plist bytes.
+fn top_level(bytes: &[u8], file: &str) -> Result<Dictionary> {
+    let value = Value::from_reader(Cursor::new(bytes))
+        .map_err(|e| FrontError::Syntax { file: file.into(), message: one_line(e) })?;
+    match value {
+        Value::Dictionary(top) => Ok(top),
+        other => {
+            let message = format!("the top-level value is {}, not a dictionary", kind(&other));
+            Err(FrontError::Syntax { file: file.into(), message })
+        }
     }
+}
+
+/// Checks the top-level `Version` against the one version of the file's form.
+fn check_version(top: &Dict<'_>, want: &str, supported: &'static str) -> Result<()> {
     let version = top.str("Version")?;
-    if version != SUPPORTED_VERSION {
-        return Err(FrontError::UnsupportedVersion { file, version: version.into() });
+    if version != want {
+        let file = top.site().file.clone();
+        return Err(FrontError::UnsupportedVersion { file, version: version.into(), supported });
     }
     Ok(())
+}
+
+/// Reads the version 1.0.9 Networks/Units form: the module of the first network.
+fn read_networks_form(top: &Dict<'_>, locator: Locator<'_>, base_dir: &Path) -> Result<Module> {
+    check_version(top, SUPPORTED_VERSION, "1.0.9 for the Networks/Units form, 1.0.10 with a ProcedureList")?;
+    let file = top.site().file.as_str();
+    let net_name = first_network(top)?;
+    let net_site = network_site(file, locator, net_name);
+    let net = Dict::new(top.dict(net_name)?.map(), &net_site);
+    let mut b = Builder::new(file, locator, net_name);
+    b.weights = weight_files(&net, base_dir)?;
+    build(&mut b, &net)?;
+    Ok(b.module)
 }
 
 /// The first entry of `Networks`.
 fn first_network<'a>(top: &Dict<'a>) -> Result<&'a str> {
     let networks = top.strings("Networks")?;
     networks.first().copied().ok_or_else(|| top.bad("Networks", "lists no network"))
+}
+
+/// The error site of the network dictionary `name`.
+fn network_site(file: &str, locator: Locator<'_>, name: &str) -> Site {
+    let (line, _) = locator.find(name);
+    Site { file: file.into(), line, subject: Subject::Network(name.into()) }
+}
+
+/// The weight files of a network's `Weights` array (none when absent).
+fn weight_files(net: &Dict<'_>, base_dir: &Path) -> Result<WeightFiles> {
+    let weights = match net.opt_array("Weights")? {
+        Some(items) => net.strings_of("Weights", items)?,
+        None => Vec::new(),
+    };
+    Ok(WeightFiles::new(weights, base_dir))
 }
 
 /// Adds inputs, units and outputs of the network to the module.
@@ -149,12 +182,32 @@ pub(crate) struct Builder<'a> {
     op_names: HashSet<String>,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
+    /// An empty module named `name`, with no weight files yet.
+    fn new(file: &'a str, locator: Locator<'a>, name: &str) -> Self {
+        Builder {
+            file,
+            locator,
+            weights: WeightFiles::new(Vec::new(), Path::new("")),
+            module: Module::new(name),
+            values: HashMap::new(),
+            op_names: HashSet::new(),
+        }
+    }
+
+    /// The value named `name` (an input or a unit's key) and its type.
+    fn value(&self, name: &str) -> Option<(ValueId, TensorType)> {
+        let id = *self.values.get(name)?;
+        Some((id, *self.module.ty(id)?))
+    }
+
     /// The error site and source location of an entry.
     fn place(&self, subject: Subject) -> (Site, Location) {
         let name = match &subject {
             Subject::TopLevel => "",
-            Subject::Network(n) | Subject::Input(n) | Subject::Output(n) | Subject::Unit(n) => n,
+            Subject::Network(n) | Subject::Input(n) | Subject::Output(n) | Subject::Unit(n) | Subject::Procedure(n) => {
+                n
+            }
         };
         let (line, col) = self.locator.find(name);
         let loc = Location { file: self.file.into(), line, col };

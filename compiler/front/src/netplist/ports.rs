@@ -4,18 +4,30 @@
 //! `InputHeight`, `InputWidth`), the element type (`InputType`) and optionally its memory
 //! layout (`Input*Stride`, `InputInterleave`). An output entry (`probs@output`) names the
 //! value it exposes with `Bottom` and optionally its layout (`Output*Stride`,
-//! `OutputInterleave`) and type (`OutputType`, which must match the value's type).
+//! `OutputInterleave`) and type (`OutputType`, which must match the value's type). The
+//! ProcedureList form (`procedures.rs`) reads its `InputList` and `OutputList` items with
+//! the same entry readers.
 
 use super::reader::{dtype_name, Dict, Result};
 use super::{entry, Builder};
 use crate::error::{FrontError, Subject};
-use anec_ir::{Layout, Port, TensorType};
+use anec_ir::{Layout, Location, Port, TensorType, ValueId};
 
 /// Adds the input `name` of the network as a module input.
 pub(crate) fn add_input(b: &mut Builder<'_>, net: &Dict<'_>, name: &str) -> Result<()> {
     let map = entry(net, name, "Inputs")?;
     let (site, loc) = b.place(Subject::Input(name.into()));
     let d = Dict::new(map, &site);
+    let (ty, layout) = input_type(&d)?;
+    if b.values.contains_key(name) {
+        return Err(net.bad("Inputs", format!("'{name}' is listed twice")));
+    }
+    push_input(b, name, ty, layout, loc);
+    Ok(())
+}
+
+/// The tensor type and layout an input entry (`Inputs` entry or `InputList` item) gives.
+pub(crate) fn input_type(d: &Dict<'_>) -> Result<(TensorType, Layout)> {
     let ty = TensorType {
         n: d.dim_or("BatchSize", 1)?,
         c: d.dim("InputChannels")?,
@@ -24,14 +36,14 @@ pub(crate) fn add_input(b: &mut Builder<'_>, net: &Dict<'_>, name: &str) -> Resu
         w: d.dim("InputWidth")?,
         dtype: d.dtype("InputType")?,
     };
-    let layout = layout(&d, "Input")?;
-    if b.values.contains_key(name) {
-        return Err(net.bad("Inputs", format!("'{name}' is listed twice")));
-    }
+    Ok((ty, layout(d, "Input")?))
+}
+
+/// Adds a module input and makes it visible to units by `name`.
+pub(crate) fn push_input(b: &mut Builder<'_>, name: &str, ty: TensorType, layout: Layout, loc: Location) {
     let value = b.module.add_value(ty);
     b.module.inputs.push(Port { name: name.into(), value, layout, loc });
     b.values.insert(name.into(), value);
-    Ok(())
 }
 
 /// Adds the output `name` (`probs@output`) of the network as a module output.
@@ -44,8 +56,21 @@ pub(crate) fn add_output(b: &mut Builder<'_>, net: &Dict<'_>, name: &str) -> Res
         return Err(d.bad("Bottom", format!("must name one value, found {}", bottoms.len())));
     };
     let unknown = || FrontError::UnknownBottom { site: Box::new(site.clone()), bottom: (*bottom).into() };
-    let value = *b.values.get(*bottom).ok_or_else(unknown)?;
-    let ty = b.module.ty(value).copied().ok_or_else(unknown)?;
+    let source = b.value(bottom).ok_or_else(unknown)?;
+    push_output(b, &d, name, (bottom, source), loc)
+}
+
+/// Adds the module output `name` exposing the value `source` (its name and value), with
+/// the layout and the `OutputType` check of the output entry `d` (`Outputs` entry or
+/// `OutputList` item).
+pub(crate) fn push_output(
+    b: &mut Builder<'_>,
+    d: &Dict<'_>,
+    name: &str,
+    source: (&str, (ValueId, TensorType)),
+    loc: Location,
+) -> Result<()> {
+    let (bottom, (value, ty)) = source;
     if let Some(want) = d.opt_dtype("OutputType")? {
         if want != ty.dtype {
             return Err(d.bad(
@@ -58,7 +83,7 @@ pub(crate) fn add_output(b: &mut Builder<'_>, net: &Dict<'_>, name: &str) -> Res
             ));
         }
     }
-    let layout = layout(&d, "Output")?;
+    let layout = layout(d, "Output")?;
     b.module.outputs.push(Port { name: name.into(), value, layout, loc });
     Ok(())
 }
