@@ -7,6 +7,7 @@
 //!   reference interpreter from what the `.e5` records) agreeing with the source model;
 //! - a multi-function `.mlpackage` and a 1.0.10 netplist with two procedures: one `.e5`
 //!   with two functions, each run against the reference;
+//! - a hidden layer reached by authoring (seed 003) in its own segment;
 //! - the same bytes whatever the output directory; `anec dump` of every `.e5` written here.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -238,15 +239,50 @@ fn a_netplist_with_two_procedures_is_one_e5_with_two_functions() {
     }
 }
 
+/// Seed 003: a hidden layer reached by authoring (here fused attention in an `.mlir`
+/// module, the direct route) cuts its own dispatch segment.
 #[test]
-fn the_bundle_is_the_same_whatever_the_output_directory() {
-    let b = bundle("tests/bundle/fallback.mil", true);
-    let (d1, _) = written(&b, "fallback");
-    let again = bundle("tests/bundle/fallback.mil", true);
-    let (d2, _) = written(&again, "fallback");
-    for name in ["fallback.e5", "main_0.hwx", "main_1.hwx"] {
-        let (a, b) = (std::fs::read(d1.path().join(name)).unwrap(), std::fs::read(d2.path().join(name)).unwrap());
-        assert!(a == b, "{name} differs between two output directories");
+fn a_hidden_layer_cuts_its_own_segment() {
+    let rel = "tests/bundle/hidden_cut.mlir";
+    let b = bundle(rel, false);
+    let bytes = b.e5_bytes().unwrap();
+    let types = &op_types(&bytes)[0].1;
+    let ane = types.iter().filter(|t| **t == OpType::AneInference).count();
+    assert_eq!(ane, 3, "relu | sdpa | sigmoid: {types:?}");
+    let sdpa_alone = b.engine_steps().nth(1).unwrap();
+    let opcodes: Vec<_> = sdpa_alone.compiled.module.ops.iter().map(|o| o.opcode).collect();
+    assert!(opcodes.contains(&anec_ir::OpCode::Sdpa) && !opcodes.contains(&anec_ir::OpCode::Neuron), "{opcodes:?}");
+    let (dir, e5) = written(&b, "hidden_cut");
+    let program = read_e5(&std::fs::read(e5).unwrap()).unwrap();
+    let module = anec::load(&root().join(rel)).unwrap();
+    let x = inputs(&function_inputs(&program, "main").unwrap(), 11);
+    let got = run_bundle(&program, dir.path(), "main", &x).unwrap();
+    let want = anec_tools::run_module(&module, &x).unwrap();
+    let want = want.into_iter().map(|(k, v)| (k.strip_suffix("@output").unwrap_or(&k).to_string(), v)).collect();
+    agree(&got, &want, budget(&b, "main"), rel);
+}
+
+/// Same model, same bytes: whatever the output directory and however the model's path is
+/// written (absolute, or relative to the tests' working directory).
+#[test]
+fn the_bundle_is_the_same_whatever_the_paths() {
+    for (rel, stem, fallback) in
+        [("bundle/fallback.mil", "fallback", true), ("netplists/two_procedures.net.plist", "two", false)]
+    {
+        let b = bundle(&format!("tests/{rel}"), fallback);
+        let (d1, _) = written(&b, stem);
+        let relative = compile_bundle(Path::new(rel), &Options::new(Target::H13g), fallback).unwrap();
+        let (d2, _) = written(&relative, stem);
+        let files = |d: &Path| {
+            let mut v: Vec<_> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name()).collect();
+            v.sort();
+            v
+        };
+        assert_eq!(files(d1.path()), files(d2.path()));
+        for name in files(d1.path()) {
+            let (a, b) = (std::fs::read(d1.path().join(&name)).unwrap(), std::fs::read(d2.path().join(&name)).unwrap());
+            assert!(a == b, "{name:?} of {rel} differs between two paths");
+        }
     }
 }
 
@@ -270,6 +306,7 @@ fn dumps_of_every_e5() {
         ("fallback", "tests/bundle/fallback.mil", true),
         ("multi_function", "../shared/fixtures/mlpackage/coremltools-multi.mlpackage", false),
         ("two_procedures", "tests/netplists/two_procedures.net.plist", false),
+        ("hidden_cut", "tests/bundle/hidden_cut.mlir", false),
     ];
     for (name, rel, fallback) in cases {
         let bytes = bundle(rel, fallback).e5_bytes().unwrap();

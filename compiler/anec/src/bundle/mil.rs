@@ -50,8 +50,7 @@ fn engine(model: &MilModel, f: &Function, file: &str, opts: &Options) -> Result<
         ..model.clone()
     };
     let module = anec_passes::lower_mil(&sub, &f.name).map_err(Error::Diagnostics)?;
-    let input_name = super::file_name(&model.file);
-    let opts = Options { banner_args: vec![format!("-i {input_name}"), format!("-o {file}")], ..opts.clone() };
+    let opts = Options { banner_args: super::banner(&model.file, file), ..opts.clone() };
     let compiled = crate::compile_module(module, &model.file, &opts)?;
     Ok(Step::Engine(Box::new(engine_step(file.to_string(), compiled, &inputs, &outputs, &model.file)?)))
 }

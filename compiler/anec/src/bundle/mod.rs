@@ -139,11 +139,11 @@ pub fn compile_bundle(path: &Path, opts: &Options, cpu_fallback: bool) -> Result
         InputKind::Netplist => {
             let procedures = anec_front::parse_netplist_procedures(path)?;
             let modules = procedures.into_iter().map(|p| (p.name, p.module));
-            modules.map(|(name, m)| whole_module(&name, m, &file, &opts)).collect::<Result<_, _>>()?
+            modules.map(|(name, m)| module_function(&name, m, &file, &opts)).collect::<Result<_, _>>()?
         }
         InputKind::AnecIr => {
             let module = crate::load_function(path, crate::DEFAULT_FUNCTION)?;
-            vec![whole_module(crate::DEFAULT_FUNCTION, module, &file, &opts)?]
+            vec![module_function(crate::DEFAULT_FUNCTION, module, &file, &opts)?]
         }
     };
     Ok(bundle(file, &opts, functions))
@@ -167,24 +167,51 @@ pub(crate) fn file_name(path: &str) -> String {
     Path::new(path).file_name().map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned())
 }
 
-/// A module compiled whole: one engine segment whose external tensors are the module's
-/// ports, in the engine's N, C, H, W (and D) shape.
-fn whole_module(name: &str, module: Module, file: &str, opts: &Options) -> Result<FunctionBundle, Error> {
-    let port = |p: &anec_ir::Port, m: &Module| -> Result<HostTensor, Error> {
-        let ty = m
-            .ty(p.value)
-            .ok_or_else(|| Error::Bundle { file: file.into(), message: format!("port `{}` has no type", p.name) })?;
-        let mut shape = vec![u64::from(ty.n), u64::from(ty.c), u64::from(ty.h), u64::from(ty.w)];
-        if ty.d > 1 {
-            shape.insert(2, u64::from(ty.d));
+/// A netplist procedure or `.mlir` module: one engine segment, or (direct route) one per
+/// layer that cuts its own dispatch segment and one per run of layers between them
+/// ([`anec_passes::segment::module`]). External tensors are the ports, in the engine's
+/// N, C, H, W (and D) shape.
+fn module_function(name: &str, module: Module, file: &str, opts: &Options) -> Result<FunctionBundle, Error> {
+    let inputs = ports(&module, &module.inputs, file)?;
+    let outputs = ports(&module, &module.outputs, file)?;
+    let parts = match opts.route {
+        anec_passes::Route::Direct => {
+            anec_passes::segment::module::cut(&module, anec_passes::segment::module::cuts_own_segment)
+                .map_err(|message| Error::Bundle { file: file.to_string(), message })?
         }
-        let name = p.name.strip_suffix("@output").unwrap_or(&p.name).to_string();
-        Ok(HostTensor { name, shape, dtype: dtype(ty.dtype) })
+        anec_passes::Route::Conversion => vec![module],
     };
-    let inputs = module.inputs.iter().map(|p| port(p, &module)).collect::<Result<Vec<_>, _>>()?;
-    let outputs = module.outputs.iter().map(|p| port(p, &module)).collect::<Result<Vec<_>, _>>()?;
-    let step = engine_step(format!("{name}.hwx"), compile_module(module, file, opts)?, &inputs, &outputs, file)?;
-    Ok(FunctionBundle { name: name.to_string(), inputs, outputs, steps: vec![Step::Engine(Box::new(step))] })
+    let single = parts.len() == 1;
+    let mut steps = Vec::new();
+    for (k, part) in parts.into_iter().enumerate() {
+        let program = if single { format!("{name}.hwx") } else { format!("{name}_{k}.hwx") };
+        let (ins, outs) = (ports(&part, &part.inputs, file)?, ports(&part, &part.outputs, file)?);
+        let opts = Options { banner_args: banner(file, &program), ..opts.clone() };
+        let step = engine_step(program, compile_module(part, file, &opts)?, &ins, &outs, file)?;
+        steps.push(Step::Engine(Box::new(step)));
+    }
+    Ok(FunctionBundle { name: name.to_string(), inputs, outputs, steps })
+}
+
+/// The banner arguments of a bundle's program: file names, no directories.
+pub(crate) fn banner(model: &str, program: &str) -> Vec<String> {
+    vec![format!("-i {}", file_name(model)), format!("-o {program}")]
+}
+
+/// Host tensors of a module's ports: `[N, C, H, W]`, D after C when it is more than 1.
+fn ports(m: &Module, list: &[anec_ir::Port], file: &str) -> Result<Vec<HostTensor>, Error> {
+    list.iter()
+        .map(|p| {
+            let missing = || Error::Bundle { file: file.into(), message: format!("port `{}` has no type", p.name) };
+            let ty = m.ty(p.value).ok_or_else(missing)?;
+            let mut shape = vec![u64::from(ty.n), u64::from(ty.c), u64::from(ty.h), u64::from(ty.w)];
+            if ty.d > 1 {
+                shape.insert(2, u64::from(ty.d));
+            }
+            let name = p.name.strip_suffix("@output").unwrap_or(&p.name).to_string();
+            Ok(HostTensor { name, shape, dtype: dtype(ty.dtype) })
+        })
+        .collect()
 }
 
 /// An engine step of a compiled program.

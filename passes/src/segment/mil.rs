@@ -1,5 +1,5 @@
-//! Cutting a MIL function into steps that run one after the other: engine segments (each a
-//! MIL function of its own, compiled to its own program) and statements left to the CPU.
+//! A MIL function cut into steps that run one after the other: engine segments (each a MIL
+//! function of its own, compiled to its own program) and statements left to the CPU.
 //!
 //! The cut keeps source order: the statements between two CPU statements form one engine
 //! segment, so every step reads only what earlier steps (or the function's inputs) wrote.
