@@ -37,11 +37,13 @@ pub fn load_mil(path: &Path) -> Result<MilModel, Error> {
     anec_front::load_mil(path).map_err(Error::Diagnostics)
 }
 
-/// Reads any supported model and returns function `function` of it in the anec dialect
-/// (`function` matters for MIL only: netplists and `.mlir` files hold one network).
+/// Reads any supported model and returns function `function` of it in the anec dialect:
+/// a MIL function, or a netplist procedure (1.0.10 `ProcedureList`; `main` means the
+/// first); an `.mlir` file holds one network.
 pub fn load_function(path: &Path, function: &str) -> Result<Module, Error> {
     match InputKind::of(path)? {
-        InputKind::Netplist => Ok(anec_front::parse_netplist(path)?),
+        InputKind::Netplist if function == DEFAULT_FUNCTION => Ok(anec_front::parse_netplist(path)?),
+        InputKind::Netplist => procedure(path, function),
         InputKind::AnecIr => {
             let text = std::fs::read_to_string(path).map_err(|e| Error::io(path, e))?;
             anec_ir::parse_module(&text).map_err(|source| Error::IrParse { file: path.display().to_string(), source })
@@ -51,4 +53,16 @@ pub fn load_function(path: &Path, function: &str) -> Result<Module, Error> {
             anec_passes::lower::lower_mil(&model, function).map_err(Error::Diagnostics)
         }
     }
+}
+
+/// Procedure `name` of a netplist.
+fn procedure(path: &Path, name: &str) -> Result<Module, Error> {
+    let procedures = anec_front::parse_netplist_procedures(path)?;
+    let names = procedures.iter().map(|p| p.name.clone()).collect::<Vec<_>>().join(", ");
+    let found = procedures.into_iter().find(|p| p.name == name);
+    found.map(|p| p.module).ok_or_else(|| Error::NoFunction {
+        file: path.display().to_string(),
+        function: name.to_string(),
+        functions: names,
+    })
 }

@@ -24,7 +24,7 @@ pub struct HostTensor {
 impl HostTensor {
     /// Bytes of the densely packed tensor.
     pub fn byte_size(&self) -> u64 {
-        self.shape.iter().product::<u64>() * element_bytes(self.dtype)
+        self.shape.iter().fold(element_bytes(self.dtype), |acc, &d| acc.saturating_mul(d))
     }
 }
 
@@ -66,7 +66,7 @@ pub fn host(t: &HostTensor) -> TensorDescriptorT {
     let mut acc = e;
     for (s, d) in stride.iter_mut().zip(&t.shape).rev() {
         *s = acc;
-        acc *= d;
+        acc = acc.saturating_mul(*d);
     }
     let (mut dims, mut strides) = ([1u64; 5], [acc; 5]);
     for (axis, engine) in engine_axes(t.shape.len()).into_iter().enumerate() {

@@ -88,7 +88,7 @@ enum Command {
         /// What to emit.
         #[arg(long, value_enum, default_value = "hwx")]
         emit: Emit,
-        /// The MIL function to compile.
+        /// The MIL function or netplist procedure to compile (`main`: a netplist's first).
         #[arg(long, default_value = anec::DEFAULT_FUNCTION)]
         function: String,
         /// Which generation of Apple's compiler the program follows: `current` (macOS 26:
