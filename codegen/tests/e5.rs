@@ -200,6 +200,15 @@ fn inconsistent_programs_are_refused() {
     let mut p = good.clone();
     p.sections.as_mut().unwrap().retain(|s| s.name.as_deref() != Some("f0_Op1.__op_attrs"));
     assert_eq!(invalid(&p), "operation `f0_Op1` has no attributes section");
+    for bad in ["../main.hwx", "/etc/passwd", "dir/main.hwx", "..", ""] {
+        let mut p = good.clone();
+        for s in p.sections.as_mut().unwrap() {
+            if let OpAttrsT::AneInferenceAttrs(a) = &mut s.attrs {
+                a.program_symbol = Some(bad.into());
+            }
+        }
+        assert!(invalid(&p).contains("is not a file name beside the .e5"), "{bad}: {}", invalid(&p));
+    }
     let mut p = good;
     let s = p.sections.as_mut().unwrap();
     s[2].attrs = s[4].attrs.clone();

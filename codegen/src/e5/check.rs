@@ -1,7 +1,8 @@
 //! What makes an E5 program consistent, checked by the writer before packing and by the
 //! reader after unpacking: the format version, every symbol index in range, every section
 //! holding the payload its kind names, and every operation's two sections present with
-//! attributes of the operation's type and one operand layout per input and output.
+//! attributes of the operation's type and one operand layout per input and output; an
+//! AneInference names its program by a plain file name (never a path out of the bundle).
 
 use super::{ArgFrameT, E5ProgramT, FunctionT, OpAttrsT, OpType, OperationT, SectionKind, SectionT, FORMAT_VERSION};
 use crate::CodegenError;
@@ -82,6 +83,19 @@ fn operation(op: &OperationT, symbols: usize, sections: &HashMap<&str, &SectionT
     let Some(attrs) = attrs else { return invalid(format!("operation `{name}` has no attributes section")) };
     if !attrs_match(op.op_type, attrs) {
         return invalid(format!("operation `{name}` of type {:?} has attributes of another type", op.op_type));
+    }
+    if let OpAttrsT::AneInferenceAttrs(a) = attrs {
+        program_file(a.program_symbol.as_deref().unwrap_or_default(), name)?;
+    }
+    Ok(())
+}
+
+/// A program is named by a file name beside the `.e5`: no directory, nothing that leaves
+/// the bundle's folder.
+fn program_file(file: &str, op: &str) -> Result<(), CodegenError> {
+    let plain = !file.is_empty() && file != "." && file != ".." && !file.contains(['/', '\\', '\0']);
+    if !plain {
+        return invalid(format!("operation `{op}` names program {file:?}, which is not a file name beside the .e5"));
     }
     Ok(())
 }
