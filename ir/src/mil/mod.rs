@@ -12,6 +12,7 @@
 //! front end into a [`BlobTable`] keyed by `(path, offset)`.
 
 pub mod blob;
+pub mod elements;
 pub mod literal;
 pub mod print;
 pub mod span;

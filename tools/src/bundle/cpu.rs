@@ -6,11 +6,11 @@ use crate::{run_mil, Tensor};
 use anec_codegen::e5::{
     ArgFrameT, CpuArgumentKind, CpuArgumentT, CpuConstantT, CpuInferenceAttrsT, OperandT, OperationT, TensorDataType,
 };
+use anec_ir::mil::elements::from_le_bytes;
 use anec_ir::mil::{
     Arg, BlobTable, Dim, Function, Ident, Literal, MilModel, NamedArg, Param, Program, ScalarType, Span, Stmt, Type,
     Value, ValueData,
 };
-use half::f16;
 use std::collections::BTreeMap;
 
 /// Runs a CPU operation.
@@ -98,7 +98,8 @@ fn constant(c: &CpuConstantT) -> Result<Value, String> {
     let lit = if dtype == ScalarType::String {
         Literal::Str(String::from_utf8(bytes.to_vec()).map_err(|_| "a string constant that is not UTF-8")?)
     } else {
-        let items = elements(bytes, dtype)?;
+        let count = c.shape.iter().flatten().try_fold(1usize, |acc, &d| acc.checked_mul(usize::try_from(d).ok()?));
+        let items = from_le_bytes(bytes, dtype, count.ok_or("a constant too large to hold")?)?;
         if shape.is_empty() {
             items.into_iter().next().ok_or("an empty scalar constant")?
         } else {
@@ -106,36 +107,4 @@ fn constant(c: &CpuConstantT) -> Result<Value, String> {
         }
     };
     Ok(Value { ty: Type::Tensor { dtype, shape }, data: ValueData::Literal(lit), span: Span::NONE })
-}
-
-/// The elements of little-endian `bytes` of type `dtype`.
-fn elements(bytes: &[u8], dtype: ScalarType) -> Result<Vec<Literal>, String> {
-    let size = match dtype {
-        ScalarType::Fp64 | ScalarType::Int64 | ScalarType::Uint64 => 8,
-        ScalarType::Fp32 | ScalarType::Int32 | ScalarType::Uint32 => 4,
-        ScalarType::Fp16 | ScalarType::Int16 | ScalarType::Uint16 => 2,
-        ScalarType::Bool | ScalarType::Int8 | ScalarType::Uint8 => 1,
-        other => return Err(format!("a {} constant", other.name())),
-    };
-    if !bytes.len().is_multiple_of(size) {
-        return Err(format!("{} bytes of {}-byte elements", bytes.len(), size));
-    }
-    Ok(bytes.chunks_exact(size).map(|b| element(b, dtype)).collect())
-}
-
-fn element(b: &[u8], dtype: ScalarType) -> Literal {
-    let mut w = [0u8; 8];
-    w[..b.len()].copy_from_slice(b);
-    let u = u64::from_le_bytes(w);
-    match dtype {
-        ScalarType::Fp16 => Literal::Float(f16::from_bits(u as u16).to_f64()),
-        ScalarType::Fp32 => Literal::Float(f64::from(f32::from_bits(u as u32))),
-        ScalarType::Fp64 => Literal::Float(f64::from_bits(u)),
-        ScalarType::Bool => Literal::Bool(u != 0),
-        ScalarType::Int8 => Literal::Int(i128::from(u as u8 as i8)),
-        ScalarType::Int16 => Literal::Int(i128::from(u as u16 as i16)),
-        ScalarType::Int32 => Literal::Int(i128::from(u as u32 as i32)),
-        ScalarType::Int64 => Literal::Int(i128::from(u as i64)),
-        _ => Literal::Int(i128::from(u)),
-    }
 }

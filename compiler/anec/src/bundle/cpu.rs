@@ -3,8 +3,8 @@
 //! writes) or a constant's type, shape and little-endian bytes.
 
 use anec_codegen::e5::{CpuArgumentKind, CpuArgumentT, CpuConstantT, CpuInferenceAttrsT};
+use anec_ir::mil::elements::to_le_bytes;
 use anec_ir::mil::{Arg, Function, Literal, MilModel, ScalarType, Stmt, Value, ValueData};
-use half::f16;
 
 /// The attributes of the CPU operation for statement `stmt` of `func`, whose operation
 /// reads the variables `inputs` (in that order).
@@ -89,25 +89,10 @@ fn constant(model: &MilModel, v: &Value) -> Result<CpuConstantT, String> {
     Ok(CpuConstantT { dtype: Some(dtype.name().to_string()), shape: Some(shape), data: Some(data) })
 }
 
-/// The little-endian bytes of a literal's elements.
+/// The little-endian bytes of a literal's elements (a string's UTF-8 bytes).
 fn literal_bytes(l: &Literal, dtype: ScalarType) -> Result<Vec<u8>, String> {
-    if let (ScalarType::String, Literal::Str(s)) = (dtype, l) {
-        return Ok(s.as_bytes().to_vec());
+    match (dtype, l) {
+        (ScalarType::String, Literal::Str(s)) => Ok(s.as_bytes().to_vec()),
+        _ => to_le_bytes(&l.flatten(), dtype),
     }
-    let mut out = Vec::new();
-    for e in l.flatten() {
-        let float = || e.as_f64().ok_or_else(|| format!("{e:?} is not a number"));
-        let int = || e.as_i64().ok_or_else(|| format!("{e:?} is not an integer"));
-        match dtype {
-            ScalarType::Fp16 => out.extend(f16::from_f64(float()?).to_le_bytes()),
-            ScalarType::Fp32 => out.extend((float()? as f32).to_le_bytes()),
-            ScalarType::Fp64 => out.extend(float()?.to_le_bytes()),
-            ScalarType::Bool | ScalarType::Int8 | ScalarType::Uint8 => out.push(int()? as u8),
-            ScalarType::Int16 | ScalarType::Uint16 => out.extend((int()? as i16).to_le_bytes()),
-            ScalarType::Int32 | ScalarType::Uint32 => out.extend((int()? as i32).to_le_bytes()),
-            ScalarType::Int64 | ScalarType::Uint64 => out.extend(int()?.to_le_bytes()),
-            other => return Err(format!("a {} literal, which a CPU operation cannot record", other.name())),
-        }
-    }
-    Ok(out)
 }

@@ -7,8 +7,8 @@
 //! way (bf16, fp8, 16/32/64-bit integers); sub-byte types are packed low bits first.
 
 use super::proto::tensor_value::Value as Storage;
+use anec_ir::mil::elements::from_le_bytes;
 use anec_ir::mil::{Literal, ScalarType};
-use half::{bf16, f16};
 
 /// Decodes `storage` as elements of `dtype`; `count` is what the shape needs (used for
 /// packed sub-byte data).
@@ -21,7 +21,7 @@ pub fn elements(storage: &Storage, dtype: ScalarType, count: usize) -> Result<Ve
         Storage::LongInts(v) => integers(kind, dtype, v.values.iter().map(|x| i128::from(*x)), "longInts"),
         Storage::Bools(v) if kind == Kind::Bool => Ok(v.values.iter().map(|b| Literal::Bool(*b)).collect()),
         Storage::Strings(v) if kind == Kind::Str => Ok(v.values.iter().map(|s| Literal::Str(s.clone())).collect()),
-        Storage::Bytes(v) => from_bytes(&v.values, dtype, count),
+        Storage::Bytes(v) => from_le_bytes(&v.values, dtype, count),
         Storage::Bools(_) => Err(mismatch(dtype, "bools")),
         Storage::Strings(_) => Err(mismatch(dtype, "strings")),
     }
@@ -65,76 +65,6 @@ fn integers(kind: Kind, dtype: ScalarType, v: impl Iterator<Item = i128>, field:
         Kind::Bool => Ok(v.map(|x| Literal::Bool(x != 0)).collect()),
         Kind::Str => Err(mismatch(dtype, field)),
     }
-}
-
-/// Little-endian packed elements of `dtype`.
-fn from_bytes(b: &[u8], dtype: ScalarType, count: usize) -> Result<Vec<Literal>, String> {
-    let bits = dtype.bits() as usize;
-    if dtype == ScalarType::String || (bits < 8 && dtype != ScalarType::Bool) {
-        return sub_byte(b, dtype, count);
-    }
-    let width = bits.max(8) / 8;
-    let chunks = b.chunks_exact(width);
-    if !chunks.remainder().is_empty() {
-        return Err(format!("a {dtype} tensor value has {} bytes, not a multiple of {width}", b.len()));
-    }
-    Ok(chunks.map(|c| decode(c, dtype)).collect())
-}
-
-/// One little-endian element of 1, 2, 4 or 8 bytes.
-fn decode(c: &[u8], dtype: ScalarType) -> Literal {
-    let mut w = [0u8; 8];
-    w[..c.len()].copy_from_slice(c);
-    let raw = u64::from_le_bytes(w);
-    use ScalarType as S;
-    match dtype {
-        S::Fp16 => Literal::Float(f16::from_bits(raw as u16).to_f64()),
-        S::Bf16 => Literal::Float(bf16::from_bits(raw as u16).to_f64()),
-        S::Fp32 => Literal::Float(f64::from(f32::from_bits(raw as u32))),
-        S::Fp64 => Literal::Float(f64::from_bits(raw)),
-        S::Fp8E5M2 => Literal::Float(f16::from_bits((raw as u16) << 8).to_f64()),
-        S::Fp8E4M3 => Literal::Float(fp8_e4m3fn(raw as u8)),
-        S::Bool => Literal::Bool(raw != 0),
-        S::Int8 => Literal::Int(i128::from(raw as u8 as i8)),
-        S::Int16 => Literal::Int(i128::from(raw as u16 as i16)),
-        S::Int32 => Literal::Int(i128::from(raw as u32 as i32)),
-        S::Int64 => Literal::Int(i128::from(raw as i64)),
-        _ => Literal::Int(i128::from(raw)),
-    }
-}
-
-/// `count` sub-byte elements packed low bits first.
-fn sub_byte(b: &[u8], dtype: ScalarType, count: usize) -> Result<Vec<Literal>, String> {
-    let bits = dtype.bits() as usize;
-    let need = count.checked_mul(bits).map(|n| n.div_ceil(8));
-    if bits == 0 || need != Some(b.len()) {
-        return Err(format!("a {dtype} tensor value of {count} elements cannot be stored in {} bytes", b.len()));
-    }
-    let field = |i: usize| (0..bits).fold(0u32, |acc, k| acc | (u32::from(bit(b, i * bits + k)) << k));
-    let signed = dtype == ScalarType::Int4;
-    Ok((0..count)
-        .map(|i| {
-            let v = i128::from(field(i));
-            Literal::Int(if signed && v >= 8 { v - 16 } else { v })
-        })
-        .collect())
-}
-
-fn bit(b: &[u8], i: usize) -> bool {
-    b.get(i / 8).is_some_and(|byte| byte >> (i % 8) & 1 == 1)
-}
-
-/// fp8 e4m3fn: 1 sign, 4 exponent (bias 7), 3 mantissa bits; no infinities, `S.1111.111`
-/// is NaN.
-fn fp8_e4m3fn(b: u8) -> f64 {
-    let sign = if b & 0x80 != 0 { -1.0 } else { 1.0 };
-    let exp = i32::from((b >> 3) & 0xf);
-    let man = f64::from(b & 7);
-    if exp == 15 && b & 7 == 7 {
-        return f64::NAN;
-    }
-    let v = if exp == 0 { man / 8.0 * 2f64.powi(-6) } else { (1.0 + man / 8.0) * 2f64.powi(exp - 7) };
-    sign * v
 }
 
 #[cfg(test)]
