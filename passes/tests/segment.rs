@@ -30,7 +30,9 @@ fn function() -> Function {
 
 /// (name, inputs, outputs, body ops) of an engine step; ("cpu", inputs, outputs, [op]) of
 /// a CPU step.
-fn shape(f: &Function, steps: &[Step]) -> Vec<(String, Vec<String>, Vec<String>, Vec<String>)> {
+type Shape = (String, Vec<String>, Vec<String>, Vec<String>);
+
+fn shape(f: &Function, steps: &[Step]) -> Vec<Shape> {
     steps
         .iter()
         .map(|s| match s {
