@@ -138,9 +138,11 @@ impl Module {
         self.values.get(id.index()).map(|v| &v.ty)
     }
 
-    /// The op defining a value, if it is not a module input.
+    /// The op defining a value, if it is not a module input. The search runs from the
+    /// last op back (a value has one producer, and the ops asked about are most often
+    /// recent ones: a lowering asks about what it just emitted).
     pub fn producer(&self, id: ValueId) -> Option<&Op> {
-        self.ops.iter().find(|op| op.results.contains(&id))
+        self.ops.iter().rev().find(|op| op.results.contains(&id))
     }
 
     /// The ops reading a value.

@@ -20,7 +20,7 @@ pub mod types;
 
 pub use blob::{zero_blobs, BlobData, BlobKey, BlobTable, SharedBytes};
 pub use literal::Literal;
-pub use span::Span;
+pub use span::{LineIndex, Span};
 pub use types::{Dim, ScalarType, Type};
 
 /// A whole MIL program: `program(VERSION) [attrs] { func ... }`.

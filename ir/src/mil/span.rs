@@ -38,13 +38,40 @@ impl Span {
         Span { start: self.start.min(other.start), end: self.end.max(other.end) }
     }
 
-    /// 1-based line and column of the start in `text`.
+    /// 1-based line and column of the start in `text` (a scan of the text: for many
+    /// spans of one text, build a [`LineIndex`] once).
     pub fn line_col(self, text: &str) -> (usize, usize) {
         let start = (self.start as usize).min(text.len());
         let before = text.get(..start).unwrap_or("");
         let line = before.matches('\n').count() + 1;
         let col = before.rfind('\n').map_or(start, |nl| start - nl - 1) + 1;
         (line, col)
+    }
+}
+
+/// The line starts of a text, found once: the line and column of any span in logarithmic
+/// time, the same answer as [`Span::line_col`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineIndex {
+    /// Byte offset of the first byte of each line.
+    starts: Vec<usize>,
+    /// The text's length.
+    len: usize,
+}
+
+impl LineIndex {
+    /// The index of `text`.
+    pub fn new(text: &str) -> Self {
+        let newlines = text.bytes().enumerate().filter(|&(_, b)| b == b'\n').map(|(i, _)| i + 1);
+        LineIndex { starts: std::iter::once(0).chain(newlines).collect(), len: text.len() }
+    }
+
+    /// 1-based line and column (in bytes) of the start of `span`.
+    pub fn line_col(&self, span: Span) -> (usize, usize) {
+        let start = (span.start as usize).min(self.len);
+        let line = self.starts.partition_point(|&s| s <= start);
+        let line_start = self.starts.get(line.saturating_sub(1)).copied().unwrap_or(0);
+        (line.max(1), start - line_start + 1)
     }
 }
 
@@ -58,4 +85,19 @@ impl PartialEq for Span {
 impl std::hash::Hash for Span {
     /// Consistent with [`PartialEq`]: every span hashes alike.
     fn hash<H: std::hash::Hasher>(&self, _state: &mut H) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_index_agrees_with_the_scan() {
+        let text = "ab\n\ncd\nefg\n";
+        let index = LineIndex::new(text);
+        for start in 0..=text.len() + 2 {
+            let span = Span::new(start, start);
+            assert_eq!(index.line_col(span), span.line_col(text), "offset {start}");
+        }
+    }
 }

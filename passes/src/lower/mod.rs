@@ -40,7 +40,7 @@ mod softmax;
 mod spatial;
 mod tensor;
 
-use anec_ir::mil::{Function, MilModel, ScalarType, Span, Stmt, Type};
+use anec_ir::mil::{Function, LineIndex, MilModel, ScalarType, Span, Stmt, Type};
 use anec_ir::{verify_module, Blob, DType, Diagnostic, Location, Module, Port};
 use cx::{Cx, Fail, LResult, Rt, Val};
 use std::collections::{HashMap, HashSet};
@@ -114,6 +114,8 @@ pub(crate) struct Lowerer<'m> {
     model: &'m MilModel,
     func: &'m Function,
     text: Option<Arc<str>>,
+    /// Line starts of `text`, for the location of every op.
+    lines: Option<LineIndex>,
     module: Module,
     env: HashMap<String, Val>,
     names: HashSet<String>,
@@ -142,6 +144,7 @@ impl<'m> Lowerer<'m> {
             model,
             func,
             text: model.text.as_deref().map(Arc::from),
+            lines: model.text.as_deref().map(LineIndex::new),
             module: Module::new(module_name(&func.name)),
             env: HashMap::new(),
             names: HashSet::new(),
@@ -155,9 +158,9 @@ impl<'m> Lowerer<'m> {
     /// The source location of a span.
     fn location(&self, span: Span) -> Location {
         let file = self.model.file.clone();
-        match self.text.as_deref() {
-            Some(text) if !span.is_none() => {
-                let (line, col) = span.line_col(text);
+        match &self.lines {
+            Some(lines) if !span.is_none() => {
+                let (line, col) = lines.line_col(span);
                 let c = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
                 Location { file, line: c(line), col: c(col) }
             }

@@ -9,7 +9,7 @@ use super::descriptor::HostTensor;
 use super::{cpu, engine_step, FunctionBundle, Step};
 use crate::{check, Error, Options};
 use anec_codegen::e5::TensorDataType;
-use anec_ir::mil::{Function, MilModel, ScalarType, Type};
+use anec_ir::mil::{Function, LineIndex, MilModel, ScalarType, Type};
 use anec_passes::segment::{self, Step as Cut};
 use std::collections::{BTreeSet, HashMap};
 
@@ -94,13 +94,13 @@ fn cut(model: &MilModel, f: &Function, opts: &Options, original: Error) -> Resul
 /// The statements of `f` holding a layer `anec check` rejects on the target.
 fn cpu_statements(model: &MilModel, f: &Function, opts: &Options) -> Result<BTreeSet<usize>, Error> {
     let report = check::check_mil(model, &f.name, crate::chip(opts.target)?)?;
-    let text = model.text.as_deref().unwrap_or_default();
+    let lines = LineIndex::new(model.text.as_deref().unwrap_or_default());
     let at: HashMap<(u32, u32), usize> = f
         .body
         .iter()
         .enumerate()
         .map(|(i, s)| {
-            let (line, col) = s.span.line_col(text);
+            let (line, col) = lines.line_col(s.span);
             ((u32::try_from(line).unwrap_or(u32::MAX), u32::try_from(col).unwrap_or(u32::MAX)), i)
         })
         .collect();
