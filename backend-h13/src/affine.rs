@@ -186,7 +186,7 @@ mod tests {
     #[test]
     fn scalar_bias_is_divided_by_the_scale() {
         let mut m = Module::new("net");
-        let op = goc(&mut m, Blob { dtype: DType::F16, bytes: vec![0; 6] });
+        let op = goc(&mut m, Blob { dtype: DType::F16, bytes: vec![0; 6].into() });
         let mut op = Op { attrs: Default::default(), ..op };
         op.attrs.insert("scale".into(), Attr::Float(4.0));
         op.attrs.insert("bias".into(), Attr::Float(2.0));
@@ -201,9 +201,9 @@ mod tests {
     #[test]
     fn wrong_count_or_type_is_an_error() {
         let mut m = Module::new("net");
-        let op = goc(&mut m, Blob { dtype: DType::F16, bytes: vec![0; 4] });
+        let op = goc(&mut m, Blob { dtype: DType::F16, bytes: vec![0; 4].into() });
         assert!(gain_offset(&m, &op, 3, &mut ConstSection::default()).is_err());
-        let op = goc(&mut m, Blob { dtype: DType::U8, bytes: vec![0; 3] });
+        let op = goc(&mut m, Blob { dtype: DType::U8, bytes: vec![0; 3].into() });
         let e = gain_offset(&m, &op, 3, &mut ConstSection::default()).unwrap_err().to_string();
         assert!(e.contains("only f16 and f32"), "{e}");
     }

@@ -26,6 +26,12 @@ fn hash_name(parts: &[Vec<u8>]) -> String {
 }
 
 impl ConstSection {
+    /// An empty section with room for `bytes` bytes (the weights it will hold: growing a
+    /// section of hundreds of megabytes by doubling copies it several times over).
+    pub fn with_capacity(bytes: usize) -> Self {
+        ConstSection { bytes: Vec::with_capacity(bytes), symbols: Vec::new() }
+    }
+
     fn push(&mut self, data: &[u8]) -> KernelChunk {
         let offset = round_up(self.bytes.len() as u64, 64);
         self.bytes.resize(offset as usize, 0);

@@ -73,7 +73,9 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
     if gen.l2_staging {
         lower::matmul_dram::plan(m, &groups, &mut bufs);
     }
-    let mut consts = ConstSection::default();
+    let weights: usize = m.resources.values().map(|b| b.bytes.len()).sum();
+    // fp32 weights shrink to fp16; the padding of each chunk to 64 bytes is the margin.
+    let mut consts = ConstSection::with_capacity(weights + weights / 16);
     lower::constant::place(m, &mut bufs, &mut consts)?;
     let (mut tasks, group_tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
     crate::hazard::mark_overwrites(&mut tasks);

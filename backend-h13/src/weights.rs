@@ -24,6 +24,7 @@
 use crate::encode::KERNEL_CHANNELS;
 use crate::error::BackendError;
 use crate::layout::round_up;
+use anec_ir::mil::SharedBytes;
 use anec_ir::{Blob, DType};
 use half::f16;
 use std::ops::Range;
@@ -42,8 +43,9 @@ const SPARSE_SLOT_1X1: u32 = 2;
 pub struct Kernel {
     /// Element type of the coefficients (fp16, u8 or i8).
     pub fmt: DType,
-    /// The coefficients, little-endian, output-channel-major.
-    pub bytes: Vec<u8>,
+    /// The coefficients, little-endian, output-channel-major: the blob's own bytes when
+    /// they are in the kernel format already (no copy), else the converted ones.
+    pub bytes: SharedBytes,
     /// Output channels (all groups).
     pub cout: u32,
     /// Input channels per group.
@@ -73,13 +75,6 @@ impl Kernel {
         u64::from(self.cin_g) * u64::from(self.kh) * u64::from(self.kw)
     }
 
-    /// The bytes of coefficient `(oc, tap)`, `tap` running over input channel, row, column.
-    fn at(&self, oc: u32, tap: u64) -> &[u8] {
-        let size = self.fmt.size();
-        let i = (u64::from(oc) * self.taps() + tap) as usize * size;
-        self.bytes.get(i..i + size).unwrap_or(&[])
-    }
-
     /// Multiplies output channel `c`'s coefficients by `scale[c]` (fp16 kernels only:
     /// a per-channel gain folded into the weights).
     pub fn scale_channels(&mut self, scale: &[f64]) -> Result<(), BackendError> {
@@ -87,12 +82,14 @@ impl Kernel {
             return Err(BackendError::Internal("per-channel scale of a non-fp16 or mis-sized kernel".into()));
         }
         let per = self.taps() as usize * 2;
-        for (ch, s) in self.bytes.chunks_mut(per.max(1)).zip(scale) {
+        let mut bytes = self.bytes.to_vec();
+        for (ch, s) in bytes.chunks_mut(per.max(1)).zip(scale) {
             for v in ch.chunks_exact_mut(2) {
                 let x = f16::from_le_bytes([v[0], v[1]]).to_f64() * s;
                 v.copy_from_slice(&f16::from_f64(x).to_le_bytes());
             }
         }
+        self.bytes = bytes.into();
         Ok(())
     }
 }
@@ -154,8 +151,8 @@ pub fn blocks(n: u32, ocg: u32, ne: u32) -> Vec<Range<u32>> {
     out
 }
 
-/// Converts the blob to the engine's kernel format.
-fn convert(blob: &Blob) -> Result<(DType, Vec<u8>), BackendError> {
+/// Converts the blob to the engine's kernel format (fp32 once to fp16; the others shared).
+fn convert(blob: &Blob) -> Result<(DType, SharedBytes), BackendError> {
     match blob.dtype {
         DType::F16 | DType::U8 | DType::I8 => Ok((blob.dtype, blob.bytes.clone())),
         DType::F32 => {
@@ -185,7 +182,7 @@ pub fn bank(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<WeightBank,
         if mine.is_empty() {
             break;
         }
-        let mut chunk = Vec::new();
+        let mut chunk = Vec::with_capacity(chunk_capacity(k, bias.is_some(), p.groups, &mine));
         for g in 0..p.groups {
             let first = g * per_group + p.channels.start;
             for b in &mine {
@@ -218,14 +215,35 @@ fn push_bias(out: &mut Vec<u8>, bias: Option<&[u16]>, chans: &Range<u32>) {
     }
 }
 
-/// `[biases][coefficients: tap-major, output channel fastest]`.
+/// The bytes a dense chunk of `blocks` (per group) takes, padding included.
+fn chunk_capacity(k: &Kernel, bias: bool, groups: u32, blocks: &[Range<u32>]) -> usize {
+    let chans: u64 = blocks.iter().map(|b| u64::from(b.end - b.start)).sum();
+    let per_channel = k.taps() * k.fmt.size() as u64 + if bias { 2 } else { 0 };
+    usize::try_from((chans * per_channel + 64) * u64::from(groups.max(1))).unwrap_or(0)
+}
+
+/// `[biases][coefficients: tap-major, output channel fastest]`: the block's rows of the
+/// kernel (one per output channel) read across, a coefficient of each row per tap.
 fn dense_block(out: &mut Vec<u8>, k: &Kernel, bias: Option<&[u16]>, chans: Range<u32>) {
     push_bias(out, bias, &chans);
-    for tap in 0..k.taps() {
-        for oc in chans.clone() {
-            out.extend_from_slice(k.at(oc, tap));
+    let size = k.fmt.size();
+    let row = k.taps() as usize * size;
+    let all: &[u8] = &k.bytes;
+    let rows: Vec<&[u8]> = chans.map(|oc| all.get(oc as usize * row..(oc as usize + 1) * row).unwrap_or(&[])).collect();
+    for tap in 0..k.taps() as usize {
+        let at = tap * size..(tap + 1) * size;
+        for r in &rows {
+            out.extend_from_slice(r.get(at.clone()).unwrap_or(&[]));
         }
     }
+}
+
+/// The bytes of coefficient `(oc, tap)` of `k`, `tap` running over input channel, row,
+/// column.
+fn coefficient(k: &Kernel, oc: u32, tap: u64) -> &[u8] {
+    let size = k.fmt.size();
+    let i = (u64::from(oc) * k.taps() + tap) as usize * size;
+    k.bytes.get(i..i + size).unwrap_or(&[])
 }
 
 /// `[biases][u16 length][per input channel: u16 mask, nonzero values]` of a 1x1 kernel.
@@ -236,7 +254,8 @@ fn sparse_block(out: &mut Vec<u8>, k: &Kernel, bias: Option<&[u16]>, chans: Rang
     push_bias(out, bias, &chans);
     let mut body = Vec::new();
     for cin in 0..u64::from(k.cin_g) {
-        let values: Vec<(u32, &[u8])> = chans.clone().enumerate().map(|(j, oc)| (j as u32, k.at(oc, cin))).collect();
+        let values: Vec<(u32, &[u8])> =
+            chans.clone().enumerate().map(|(j, oc)| (j as u32, coefficient(k, oc, cin))).collect();
         let nonzero: Vec<&(u32, &[u8])> = values.iter().filter(|(_, v)| !is_zero(v)).collect();
         let mask = nonzero.iter().fold(0u16, |m, (j, _)| m | 1 << (SPARSE_SLOT_1X1 * SPARSE_LANES + j));
         body.extend_from_slice(&mask.to_le_bytes());
@@ -360,7 +379,7 @@ mod tests {
 
     #[test]
     fn fp32_converts_to_fp16_and_sizes_are_checked() {
-        let blob = Blob { dtype: DType::F32, bytes: 3.0f32.to_le_bytes().to_vec() };
+        let blob = Blob { dtype: DType::F32, bytes: 3.0f32.to_le_bytes().to_vec().into() };
         let k = Kernel::from_blob(&blob, 1, 1, 1, 1).unwrap();
         assert_eq!((k.fmt, &k.bytes[..]), (DType::F16, &[0x00, 0x42][..]));
         assert!(Kernel::from_blob(&blob, 2, 1, 1, 1).is_err());

@@ -145,6 +145,11 @@ impl Output {
         Self::default()
     }
 
+    /// An empty buffer with room for `n` bytes.
+    pub(crate) fn with_capacity(n: usize) -> Self {
+        Self { bytes: Vec::with_capacity(n) }
+    }
+
     /// Bytes written so far.
     pub(crate) fn len(&self) -> u64 {
         len64(&self.bytes)

@@ -98,8 +98,9 @@ impl Op {
 pub struct Blob {
     /// Element type of the bytes.
     pub dtype: DType,
-    /// Raw little-endian bytes.
-    pub bytes: Vec<u8>,
+    /// Raw little-endian bytes: a window of the weight file (memory-mapped when large) or
+    /// of a buffer the front end built; cloning a blob never copies them.
+    pub bytes: crate::mil::SharedBytes,
 }
 
 /// One network.

@@ -162,10 +162,10 @@ fn roundtrips_unusual_names_strings_and_ids() {
     m.values[0].ty = f16(1, 2, 1, 1);
     m.outputs.push(Port { name: "o".into(), value: r, layout: Layout::default(), loc: Location::default() });
     m.outputs.push(Port { name: "o2".into(), value: x, layout: Layout::default(), loc: Location::default() });
-    m.resources.insert("layer/1-weights".into(), Blob { dtype: DType::F16, bytes: vec![0, 0x3c] });
-    m.resources.insert("unused".into(), Blob { dtype: DType::I8, bytes: vec![] });
+    m.resources.insert("layer/1-weights".into(), Blob { dtype: DType::F16, bytes: vec![0, 0x3c].into() });
+    m.resources.insert("unused".into(), Blob { dtype: DType::I8, bytes: vec![].into() });
     // A reference whose type disagrees with its blob: the blob's own type must survive.
-    m.resources.insert("mismatch".into(), Blob { dtype: DType::F32, bytes: vec![1, 2, 3, 4] });
+    m.resources.insert("mismatch".into(), Blob { dtype: DType::F32, bytes: vec![1, 2, 3, 4].into() });
     let wrong = Attr::Resource { name: "mismatch".into(), ty: f16(1, 1, 1, 2) };
     m.ops[0].attrs.insert("wrong".into(), wrong);
     let text = roundtrip(&m);

@@ -23,6 +23,11 @@ impl Validated {
         &self.module
     }
 
+    /// The verified module, taken out.
+    pub fn into_module(self) -> Module {
+        self.module
+    }
+
     /// The chip whose per-layer validators the module passed (`None` when it was only
     /// verified, as `anec run` does).
     pub fn target(&self) -> Option<Target> {

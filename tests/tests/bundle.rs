@@ -115,7 +115,7 @@ fn one_segment_has_the_seed_root_and_three_operations() {
     let ane = ane.unwrap();
     assert_eq!(ane.program_symbol.as_deref(), Some("main.hwx"));
     let engine = b.engine_steps().next().unwrap();
-    let digest: String = sha2_hex(&engine.bytes);
+    let digest: String = sha2_hex(engine.bytes());
     assert_eq!(ane.anehash.as_deref(), Some(digest.as_str()), "anehash is the SHA-256 of the program");
 }
 

@@ -101,7 +101,7 @@ pub(crate) mod tests {
             let blob = format!("{name}.weights");
             self.m
                 .resources
-                .insert(blob.clone(), Blob { dtype: DType::F16, bytes: vec![0; wty.elements() as usize * 2] });
+                .insert(blob.clone(), Blob { dtype: DType::F16, bytes: vec![0; wty.elements() as usize * 2].into() });
             let ints = |v: &[i64]| Attr::Array(v.iter().map(|&x| Attr::Int(x)).collect());
             self.op(
                 OpCode::Conv,

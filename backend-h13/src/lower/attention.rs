@@ -205,8 +205,10 @@ mod tests {
         let scale = m.add_value(TensorType::nchw(1, 1, 1, 1, DType::F16));
         m.inputs.extend([port("q", q), port("mask", mask)]);
         if constant_scale {
-            m.resources
-                .insert("s".into(), Blob { dtype: DType::F16, bytes: f16::from_f32(0.5).to_le_bytes().to_vec() });
+            m.resources.insert(
+                "s".into(),
+                Blob { dtype: DType::F16, bytes: f16::from_f32(0.5).to_le_bytes().to_vec().into() },
+            );
             let ty = TensorType::nchw(1, 1, 1, 1, DType::F16);
             let value = [("value".to_string(), Attr::Resource { name: "s".into(), ty })].into_iter().collect();
             m.ops.push(Op {

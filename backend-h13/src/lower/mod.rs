@@ -494,8 +494,9 @@ mod tests {
         let ty = TensorType::nchw(1, 3, 1, 1, DType::F16);
         let x = m.add_value(ty);
         m.inputs.push(Port { name: "x".into(), value: x, layout: Default::default(), loc: Location::default() });
-        m.resources.insert("c.weights".into(), Blob { dtype: DType::F16, bytes: vec![0; 18] });
-        m.resources.insert("g.bias_data".into(), Blob { dtype: DType::F16, bytes: vec![0, 0x3c, 0, 0x40, 0, 0x42] });
+        m.resources.insert("c.weights".into(), Blob { dtype: DType::F16, bytes: vec![0; 18].into() });
+        m.resources
+            .insert("g.bias_data".into(), Blob { dtype: DType::F16, bytes: vec![0, 0x3c, 0, 0x40, 0, 0x42].into() });
         let w = Attr::Resource { name: "c.weights".into(), ty: TensorType::nchw(3, 3, 1, 1, DType::F16) };
         let conv = vec![
             ("kernel", ints(&[1, 1])),

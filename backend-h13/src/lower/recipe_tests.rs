@@ -72,7 +72,7 @@ fn a_layer_norm_with_gamma_or_over_other_axes_is_refused() {
     let e = refusal(&single(OpCode::LayerNorm, f16(8, 4, 4), f16(8, 4, 4), base));
     assert!(e.contains("layer_norm over these axes of a 1x8x4x4 tensor"), "{e}");
     let mut m = single(OpCode::LayerNorm, f16(1, 1, 8), f16(1, 1, 8), vec![]);
-    m.resources.insert("g".into(), anec_ir::Blob { dtype: DType::F16, bytes: vec![0; 16] });
+    m.resources.insert("g".into(), anec_ir::Blob { dtype: DType::F16, bytes: vec![0; 16].into() });
     let gamma = Attr::Resource { name: "g".into(), ty: f16(1, 1, 8) };
     let attrs = [("axes", names(&["width"])), ("epsilon", Attr::Float(1e-5)), ("gamma", gamma)];
     m.ops[0].attrs = attrs.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
@@ -84,7 +84,7 @@ fn a_layer_norm_with_gamma_or_over_other_axes_is_refused() {
 /// linear layer's convolution and its swap back.
 fn conv_then_swap() -> Module {
     let mut m = single(OpCode::Conv, f16(4, 1, 3), f16(2, 1, 3), vec![]);
-    m.resources.insert("w".into(), anec_ir::Blob { dtype: DType::F16, bytes: vec![0; 16] });
+    m.resources.insert("w".into(), anec_ir::Blob { dtype: DType::F16, bytes: vec![0; 16].into() });
     let ints = |v: &[i64]| Attr::Array(v.iter().map(|&i| Attr::Int(i)).collect());
     let attrs = [
         ("weights", Attr::Resource { name: "w".into(), ty: TensorType::nchw(2, 4, 1, 1, DType::F16) }),

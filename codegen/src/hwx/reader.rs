@@ -249,15 +249,18 @@ fn parse_symbol(inp: Input<'_>, o: u64, stroff: u64, str_end: u64) -> Result<Sym
 /// `LC_IDENT`, `LC_SYMTAB`), or content the model cannot hold
 /// ([`CodegenError::Unsupported`]).
 pub fn read_hwx(bytes: &[u8]) -> Result<Hwx, CodegenError> {
-    let f = parse_hwx(bytes)?;
+    let mut f = parse_hwx(bytes)?;
     let program = single_program(&f)?;
     let const_addr = f.section("__TEXT", "__const").map(|s| s.addr).ok_or_else(|| missing("__TEXT,__const"))?;
     let text = f.section("__TEXT", "__text").ok_or_else(|| missing("__TEXT,__text"))?;
+    let relocations = text.relocations.clone();
     let (tensors, state_order) = read_tensors(&f, &program)?;
+    let const_symbols = read_const_symbols(&f, const_addr)?;
+    let ident = f.ident().map(|i| i.text.clone()).ok_or_else(|| missing("LC_IDENT"))?;
     Ok(Hwx {
         cpu_subtype: f.cpu_subtype,
-        text: f.text.clone(),
-        consts: f.consts.clone(),
+        text: std::mem::take(&mut f.text),
+        consts: std::mem::take(&mut f.consts),
         td_count: program.td_count,
         td_words: program.td_words,
         state_850: program.word_850,
@@ -265,11 +268,18 @@ pub fn read_hwx(bytes: &[u8]) -> Result<Hwx, CodegenError> {
         network: program.name.clone(),
         tensors,
         state_order,
-        const_symbols: read_const_symbols(&f, const_addr)?,
-        ident: f.ident().map(|i| i.text.clone()).ok_or_else(|| missing("LC_IDENT"))?,
-        relocations: text.relocations.clone(),
+        const_symbols,
+        ident,
+        relocations,
         task_layers: Vec::new(),
     })
+}
+
+/// The bound tensors of a parsed file, in segment order (what [`read_hwx`] gives as
+/// `tensors`, without copying the sections again).
+pub fn bound_tensors(f: &HwxFile) -> Result<Vec<crate::BoundTensor>, CodegenError> {
+    let program = single_program(f)?;
+    Ok(read_tensors(f, &program)?.0)
 }
 
 /// Reads `bytes` and fails unless writing the content back reproduces them exactly.

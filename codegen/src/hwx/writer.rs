@@ -259,7 +259,10 @@ impl Parts {
         let (symoff, stroff, reloff) = self.offsets()?;
         let reloff = if self.nreloc == 0 { 0 } else { reloff };
         let ncmds = 3 + self.middle.len() as u64;
-        let mut out = Output::new();
+        // The whole file in one allocation: the sections and tables, a page of slack.
+        let size =
+            text_off as usize + h.text.len() + h.consts.len() + self.tables.nlist.len() + self.tables.strings.len();
+        let mut out = Output::with_capacity(size + 0x4000);
         out.bytes(&commands::header(h.cpu_subtype, ncmds, self.sizeofcmds())?);
         out.bytes(&commands::segment(&pagezero())?);
         out.bytes(&commands::segment(&text_segment(h, l, text_off, reloff)?)?);

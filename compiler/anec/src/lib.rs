@@ -4,7 +4,7 @@
 //! ```no_run
 //! let opts = anec::Options::new(anec::Target::H13g);
 //! let out = anec::compile_file(std::path::Path::new("examples/conv/net.plist"), &opts)?;
-//! anec::write_atomically(std::path::Path::new("out/conv.hwx"), &out.hwx_bytes()?)?;
+//! anec::write_atomically(std::path::Path::new("out/conv.hwx"), out.hwx_file())?;
 //! # Ok::<(), anec::Error>(())
 //! ```
 //! The pipeline reads in one function, [`compile_module`]: front end, passes (verify and
@@ -89,12 +89,19 @@ pub struct Compiled {
     pub hwx: Hwx,
     /// Its buffers, and every intermediate's place and lifetime (`anec dump --plan`).
     pub plan: anec_passes::plan::MemoryPlan,
+    /// The `.hwx` file, written once (the bytes the verifier read back).
+    file: Vec<u8>,
 }
 
 impl Compiled {
-    /// The `.hwx` file bytes.
+    /// The `.hwx` file bytes (a copy; [`Compiled::hwx_file`] borrows them).
     pub fn hwx_bytes(&self) -> Result<Vec<u8>, Error> {
-        anec_codegen::write_hwx(&self.hwx).map_err(|source| Error::Codegen { file: "<hwx>".into(), source })
+        Ok(self.file.clone())
+    }
+
+    /// The `.hwx` file bytes.
+    pub fn hwx_file(&self) -> &[u8] {
+        &self.file
     }
 
     /// The Asahi `.anec` file bytes.
@@ -144,9 +151,10 @@ pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Comp
         Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
     }
     .map_err(|source| Error::Backend { file: file.to_string(), source })?;
-    let compiled = Compiled { module: validated.module().clone(), hwx: program.hwx, plan: program.plan };
-    verify::program(&compiled, file)?;
-    Ok(compiled)
+    let bytes =
+        anec_codegen::write_hwx(&program.hwx).map_err(|source| Error::Codegen { file: file.to_string(), source })?;
+    verify::program(&bytes, &program.hwx, file)?;
+    Ok(Compiled { module: validated.into_module(), hwx: program.hwx, plan: program.plan, file: bytes })
 }
 
 /// Loads and compiles a model file.

@@ -5,15 +5,15 @@
 //! L2 and apart, DMA boxes and kernel chunks inside their buffers). A failure is a
 //! compiler bug: an internal error naming the layer, exit status 101, nothing on disk.
 
-use crate::{Compiled, Error};
+use crate::Error;
+use anec_codegen::Hwx;
 use anec_tools::sim::SimProgram;
 
-/// Checks `c`'s program; `file` names the input in the error.
-pub fn program(c: &Compiled, file: &str) -> Result<(), Error> {
-    let bytes = c.hwx_bytes()?;
-    let checked = SimProgram::load(&bytes).and_then(|p| p.verify());
+/// Checks the program `bytes` written from `hwx`; `file` names the input in the error.
+pub fn program(bytes: &[u8], hwx: &Hwx, file: &str) -> Result<(), Error> {
+    let checked = SimProgram::load(bytes).and_then(|p| p.verify());
     checked.map_err(|e| {
-        let layer = e.td().and_then(|td| c.hwx.task_layers.get(td)).cloned();
+        let layer = e.td().and_then(|td| hwx.task_layers.get(td)).cloned();
         Error::Unverified {
             file: file.to_string(),
             layer: layer.unwrap_or_else(|| "the program".into()),

@@ -37,7 +37,8 @@ fn conv_model(dir: &Path, kw: u32) -> PathBuf {
     let y_ty = TensorType::nchw(1, 8, 8, 32 - kw + 1, DType::F16);
     let y = m.add_value(y_ty);
     let wty = TensorType::nchw(8, 4, 1, kw, DType::F16);
-    m.resources.insert("conv.weights".into(), Blob { dtype: DType::F16, bytes: vec![0; wty.elements() as usize * 2] });
+    m.resources
+        .insert("conv.weights".into(), Blob { dtype: DType::F16, bytes: vec![0; wty.elements() as usize * 2].into() });
     let attrs = [
         ("kernel", ints(&[1, i64::from(kw)])),
         ("stride", ints(&[1, 1])),

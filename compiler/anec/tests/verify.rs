@@ -14,7 +14,8 @@ fn conv() -> anec::Compiled {
 
 #[test]
 fn a_generated_program_passes() {
-    anec::verify_program(&conv(), "conv.plist").unwrap();
+    let c = conv();
+    anec::verify_program(c.hwx_file(), &c.hwx, "conv.plist").unwrap();
 }
 
 #[test]
@@ -22,7 +23,8 @@ fn a_kernel_chunk_past_the_constants_is_an_internal_error_naming_the_layer() {
     let mut c = conv();
     c.hwx.consts.truncate(0x10);
     c.hwx.const_symbols.clear();
-    let e = anec::verify_program(&c, "conv.plist").unwrap_err();
+    let bytes = anec_codegen::write_hwx(&c.hwx).unwrap();
+    let e = anec::verify_program(&bytes, &c.hwx, "conv.plist").unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, anec::Error::Unverified { .. }), "{text}");
     assert!(text.starts_with("conv.plist: internal compiler error"), "{text}");

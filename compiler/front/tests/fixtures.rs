@@ -233,7 +233,7 @@ fn uint8_conv_and_multiple_outputs() {
     let conv = &m.ops[0];
     let (key, wty) = conv.attr("weights").and_then(Attr::as_resource).expect("weights");
     assert_eq!(*wty, TensorType::nchw(3, 1, 1, 1, DType::U8));
-    assert_eq!(m.resources[key].bytes, vec![1, 2, 3]);
+    assert_eq!(m.resources[key].bytes, vec![1, 2, 3].into());
     assert_eq!(result_ty(&m, conv), TensorType::nchw(1, 3, 1, 3, DType::U8));
     assert_eq!(m.inputs[0].layout.batch_stride, Some(256));
     let m = outcome("simple/doubleconv.plist").expect("parses");

@@ -36,11 +36,39 @@ impl SharedBytes {
     }
 }
 
+impl std::ops::Deref for SharedBytes {
+    type Target = [u8];
+
+    fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl From<Vec<u8>> for SharedBytes {
+    fn from(v: Vec<u8>) -> Self {
+        SharedBytes::from_vec(v)
+    }
+}
+
+impl FromIterator<u8> for SharedBytes {
+    fn from_iter<I: IntoIterator<Item = u8>>(iter: I) -> Self {
+        SharedBytes::from_vec(iter.into_iter().collect())
+    }
+}
+
+impl Default for SharedBytes {
+    fn default() -> Self {
+        SharedBytes::from_vec(Vec::new())
+    }
+}
+
 impl PartialEq for SharedBytes {
     fn eq(&self, other: &Self) -> bool {
         self.as_slice() == other.as_slice()
     }
 }
+
+impl Eq for SharedBytes {}
 
 impl fmt::Debug for SharedBytes {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

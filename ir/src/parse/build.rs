@@ -211,7 +211,7 @@ impl Parser<'_> {
             let dtype = stated.get(&key).map(|&(t, _)| t).or_else(|| referenced.get(&key).copied());
             let dtype = dtype.ok_or_else(|| self.cur.error_at(pos, format!("resource `{key}` has no element type: no attribute refers to it and `anec.resource_types` does not list it")))?;
             let bytes = decode_blob(&hex).map_err(|m| self.cur.error_at(pos, format!("resource `{key}`: {m}")))?;
-            if out.insert(key.clone(), Blob { dtype, bytes }).is_some() {
+            if out.insert(key.clone(), Blob { dtype, bytes: bytes.into() }).is_some() {
                 return Err(self.cur.error_at(pos, format!("resource `{key}` appears twice")));
             }
         }

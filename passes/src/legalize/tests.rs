@@ -82,7 +82,7 @@ pub(super) fn hidden(op: OpCode, inputs: &[TensorType], attrs: &[(&str, Attr)], 
 /// A zero blob `name` of type `ty`, as a resource attribute.
 pub(super) fn blob(m: &mut Module, name: &str, ty: TensorType) -> Attr {
     let bytes = vec![0; ty.elements() as usize * ty.dtype.size()];
-    m.resources.insert(name.into(), Blob { dtype: ty.dtype, bytes });
+    m.resources.insert(name.into(), Blob { dtype: ty.dtype, bytes: bytes.into() });
     Attr::Resource { name: name.into(), ty }
 }
 

@@ -16,7 +16,7 @@ use super::cx::{attrs, ints_attr, Cx, Fail, LResult, Rt, Val};
 use super::elementwise::{goc, Goc, V};
 use super::layout::anec_type;
 use super::tensor::Tensor;
-use anec_ir::{Attr, DType, OpCode, TensorType};
+use anec_ir::{Attr, Blob, DType, OpCode, TensorType};
 
 /// The geometry of an `anec.conv`.
 #[derive(Debug, Clone)]
@@ -39,16 +39,18 @@ pub(crate) fn out_extent(input: u64, pads: u64, k: u64, stride: u64) -> Option<u
     Some(span / stride.max(1) + 1)
 }
 
-/// Emits an `anec.conv` of `x` with `weights` (`Cout x Cin/groups x kh x kw`, row-major).
-pub(crate) fn emit_conv(cx: &mut Cx<'_, '_>, x: V, s: &ConvSpec, weights: &[f32], dtype: DType) -> LResult<V> {
+/// Emits an `anec.conv` of `x` with `weights` (`Cout x Cin/groups x kh x kw`, row-major,
+/// fp16 or fp32).
+pub(crate) fn emit_conv(cx: &mut Cx<'_, '_>, x: V, s: &ConvSpec, weights: Blob) -> LResult<V> {
     let [kh, kw] = s.kernel;
     let cin = x.1.c;
     if s.groups == 0 || !cin.is_multiple_of(s.groups) || !s.cout.is_multiple_of(s.groups) {
         return Err(Fail::Msg(format!("{} groups do not divide {cin} input and {} output channels", s.groups, s.cout)));
     }
-    let wty = TensorType::nchw(s.cout, cin / s.groups, kh, kw, dtype);
-    if wty.elements() != weights.len() as u64 {
-        return Err(Fail::Msg(format!("the weight holds {} values, {wty} needs {}", weights.len(), wty.elements())));
+    let wty = TensorType::nchw(s.cout, cin / s.groups, kh, kw, weights.dtype);
+    let values = weights.bytes.len() / weights.dtype.size();
+    if wty.elements() != values as u64 {
+        return Err(Fail::Msg(format!("the weight holds {values} values, {wty} needs {}", wty.elements())));
     }
     let [top, bottom, left, right] = s.pad.map(u64::from);
     let oh = out_extent(u64::from(x.1.h), top + bottom, u64::from(kh), u64::from(s.stride[0]));
@@ -68,7 +70,7 @@ pub(crate) fn emit_conv(cx: &mut Cx<'_, '_>, x: V, s: &ConvSpec, weights: &[f32]
         ("groups", Attr::Int(i64::from(s.groups))),
         ("kernel_group_reuse", Attr::Bool(false)),
     ]);
-    let id = cx.emit_with(OpCode::Conv, &[x.0], out, a, vec![("weights", blob(weights, dtype), wty)]);
+    let id = cx.emit_with(OpCode::Conv, &[x.0], out, a, vec![("weights", weights, wty)]);
     Ok((id, out))
 }
 
@@ -192,8 +194,7 @@ pub(crate) fn conv(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     let dil = strides(cx, "dilations", dims)?;
     let groups = cx.int("groups")?.unwrap_or(1);
     let stride = strides(cx, "strides", dims)?;
-    let values = weight.as_f32().ok_or("`weight` must be numeric")?;
-    let (kernel, values) = dilate(&weight.shape[2..], &values, &dil);
+    let (kernel, weights) = kernel_blob(&weight, &dil)?;
     let spatial: Vec<u64> = x.shape[2..].to_vec();
     let pad_type = cx.string("pad_type")?.unwrap_or_else(|| "valid".into());
     let pads = padding(&pad_type, cx.ints("pad")?.as_deref(), &spatial, &kernel, &stride)?;
@@ -204,9 +205,25 @@ pub(crate) fn conv(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         pad: pads4(&pads),
         groups: u32::try_from(groups).map_err(|_| format!("`groups` {groups} is out of range"))?,
     };
-    let y = emit_conv(cx, xin, &spec, &values, weight_dtype(weight.dtype))?;
+    let y = emit_conv(cx, xin, &spec, weights)?;
     let y = add_bias(cx, y, bias.as_deref())?;
     Ok(vec![Val::Rt(spatial_output(cx, y, dims)?)])
+}
+
+/// The kernel extents and weights of `weight` dilated by `dil`: the stored fp16 or fp32
+/// bytes themselves when nothing moves (no dilation), else the values spread out.
+fn kernel_blob(weight: &Tensor, dil: &[u64]) -> LResult<(Vec<u64>, Blob)> {
+    let dtype = weight_dtype(weight.dtype);
+    match weight.raw() {
+        Some(bytes) if dil.iter().all(|&d| d == 1) => {
+            Ok((weight.shape[2..].to_vec(), Blob { dtype, bytes: bytes.clone() }))
+        }
+        _ => {
+            let values = weight.as_f32().ok_or("`weight` must be numeric")?;
+            let (kernel, values) = dilate(&weight.shape[2..], &values, dil);
+            Ok((kernel, blob(&values, dtype)))
+        }
+    }
 }
 
 /// The kernel `values` (`[.., k1, .., kn]` row-major over the spatial axes `kernel`)

@@ -59,7 +59,12 @@ pub(crate) fn conv_transpose(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
         pad: super::conv::pads4(&pads),
         groups: u32::try_from(groups).map_err(|_| "too many groups")?,
     };
-    let y = super::conv::emit_conv(cx, (stuffed.id, stuffed.ty), &spec, &spread, weight_dtype(weight.dtype))?;
+    let y = super::conv::emit_conv(
+        cx,
+        (stuffed.id, stuffed.ty),
+        &spec,
+        super::consts::blob(&spread, weight_dtype(weight.dtype)),
+    )?;
     let y = super::conv::add_bias(cx, y, bias.as_deref())?;
     Ok(vec![Val::Rt(super::conv::spatial_output(cx, y, 2)?)])
 }

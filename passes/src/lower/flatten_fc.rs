@@ -128,7 +128,7 @@ pub(crate) fn fold(cx: &mut Cx<'_, '_>, f: &Flatten, rows: &[f32], weight: &Tens
         pad: [0; 4],
         groups: 1,
     };
-    let y = emit_conv(cx, (f.src.id, f.src.ty), &spec, rows, weight_dtype(weight.dtype))?;
+    let y = emit_conv(cx, (f.src.id, f.src.ty), &spec, super::consts::blob(rows, weight_dtype(weight.dtype)))?;
     let shape = if f.shape.len() == 2 { vec![1, cout as u64] } else { vec![cout as u64] };
     // The Cout results, one per channel, go along W (the rank mapping's last axis): the
     // convolution's write transposed channel <-> width.

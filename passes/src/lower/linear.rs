@@ -9,7 +9,7 @@
 //! operand holding a batch of matrices (emitted as an `anec.constant`). A flatten feeding either
 //! folds into one convolution (`flatten_fc.rs`).
 
-use super::consts::{materialize, weight_dtype};
+use super::consts::{blob, materialize, weight_dtype};
 use super::conv::{add_bias, emit_conv, ConvSpec};
 use super::cx::{attrs, Cx, Fail, LResult, Rt, Val};
 use super::elementwise::{rt_with, v};
@@ -17,7 +17,7 @@ use super::flatten_fc;
 use super::layout::{anec_type, broadcast_shapes, C, H, W};
 use super::shape::{broadcast_rt, reshape_rt, swap, transpose_rt};
 use super::tensor::Tensor;
-use anec_ir::{Attr, OpCode, TensorType};
+use anec_ir::{Attr, Blob, OpCode, TensorType};
 
 /// `linear(x, weight, bias?)`.
 pub(crate) fn linear(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
@@ -26,10 +26,10 @@ pub(crate) fn linear(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
     let [_, _] = weight.shape.as_slice() else {
         return Err(Fail::Msg(format!("`weight` must have rank 2, got {:?}", weight.shape)));
     };
-    let rows = weight.as_f32().ok_or("`weight` must be numeric")?;
     let x = cx.val("x")?.ok_or("missing input `x`")?;
     let y = match x {
         Val::Flatten(f) => {
+            let rows = weight.as_f32().ok_or("`weight` must be numeric")?;
             let y = flatten_fc::fold(cx, &f, &rows, &weight)?;
             rt_with(&y, add_bias(cx, v(&y), bias.as_deref())?)
         }
@@ -42,26 +42,34 @@ pub(crate) fn linear(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
                 return Err(Fail::Msg(format!("Linear layer must have only one single input. (input rank {rank}; the Linear validator needs rank below 5)")));
             }
             let [cout, cin] = [weight.shape[0], weight.shape[1]];
-            linear_rt(cx, &x, (&rows, cout, cin), &weight, bias.as_deref())?
+            linear_rt(cx, &x, (weight_blob(&weight)?, cout, cin), bias.as_deref())?
         }
     };
     Ok(vec![Val::Rt(y)])
 }
 
-/// `x @ W^T + bias` for `rows` = W (`cout x cin`, row-major) of MIL type `weight`.
+/// The weight of a `linear` (`cout x cin`, row-major) as a blob: the stored fp16 or fp32
+/// bytes themselves, else the decoded values.
+fn weight_blob(weight: &Tensor) -> LResult<Blob> {
+    let dtype = weight_dtype(weight.dtype);
+    match weight.raw() {
+        Some(bytes) => Ok(Blob { dtype, bytes: bytes.clone() }),
+        None => Ok(blob(&weight.as_f32().ok_or("`weight` must be numeric")?, dtype)),
+    }
+}
+
+/// `x @ W^T + bias` for `rows` = W (`cout x cin`, row-major, fp16 or fp32).
 pub(crate) fn linear_rt(
     cx: &mut Cx<'_, '_>,
     x: &Rt,
-    (rows, cout, cin): (&[f32], u64, u64),
-    weight: &Tensor,
+    (rows, cout, cin): (Blob, u64, u64),
     bias: Option<&Tensor>,
 ) -> LResult<Rt> {
     let features = *x.shape.last().ok_or("`x` must have rank >= 1")?;
-    if cin != features || cout * cin != rows.len() as u64 {
-        let (w, s) = (&weight.shape, &x.shape);
-        return Err(Fail::Msg(format!(
-            "the weight {w:?} ({cout} x {cin}) does not match the {features} features of {s:?}"
-        )));
+    let values = (rows.bytes.len() / rows.dtype.size()) as u64;
+    if cin != features || cout * cin != values {
+        let s = &x.shape;
+        return Err(Fail::Msg(format!("the weight ({cout} x {cin}) does not match the {features} features of {s:?}")));
     }
     let mut shape = x.shape.clone();
     if let Some(last) = shape.last_mut() {
@@ -84,7 +92,7 @@ pub(crate) fn linear_rt(
         cur = (cx.emit(OpCode::Reshape, &[cur.0], pixels, attrs([])), pixels);
     }
     cur = swap(cx, cur, C, W);
-    cur = emit_conv(cx, cur, &spec, rows, weight_dtype(weight.dtype))?;
+    cur = emit_conv(cx, cur, &spec, rows)?;
     cur = add_bias(cx, cur, bias)?;
     cur = swap(cx, cur, C, W);
     let ty = anec_type(&shape)?;
@@ -125,7 +133,7 @@ pub(crate) fn matmul(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
                 x = swap_last(cx, &x)?;
             }
             let (rows, cout, cin) = weight_rows(&w, ty)?;
-            let y = linear_rt(cx, &x, (&rows, cout, cin), &w, None)?;
+            let y = linear_rt(cx, &x, (blob(&rows, weight_dtype(w.dtype)), cout, cin), None)?;
             reshape_rt(cx, &y, want)?
         }
         (Val::Const(w), y) => {
@@ -133,7 +141,7 @@ pub(crate) fn matmul(cx: &mut Cx<'_, '_>) -> LResult<Vec<Val>> {
             let want = matmul_shape(&w.shape, &y.shape, tx, ty)?;
             let yt = if ty { y.clone() } else { swap_last(cx, &y)? };
             let (rows, cout, cin) = weight_rows(&w, !tx)?;
-            let z = linear_rt(cx, &yt, (&rows, cout, cin), &w, None)?;
+            let z = linear_rt(cx, &yt, (blob(&rows, weight_dtype(w.dtype)), cout, cin), None)?;
             let zt = swap_last(cx, &z)?;
             reshape_rt(cx, &zt, want)?
         }

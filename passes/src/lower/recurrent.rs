@@ -78,7 +78,7 @@ fn rows(w: &[f32], g: usize, hidden: usize, n: usize) -> Vec<f32> {
 /// A 1x1 convolution of `x` with `weights` (`cout x x.c`).
 fn conv(cx: &mut Cx<'_, '_>, x: V, weights: &[f32], cout: u32, dtype: anec_ir::DType) -> LResult<V> {
     let spec = ConvSpec { cout, kernel: [1, 1], stride: [1, 1], pad: [0; 4], groups: 1 };
-    emit_conv(cx, x, &spec, weights, dtype)
+    emit_conv(cx, x, &spec, super::consts::blob(weights, dtype))
 }
 
 /// A `[1, H]` state as a channel vector (a constant one stored so), or `None` for a

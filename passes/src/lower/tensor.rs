@@ -2,11 +2,14 @@
 //! arguments, decoded from MIL literals or weight blobs.
 //!
 //! Floating-point data is held as `f32` (every fp16, bf16 and fp32 value is exact; fp64
-//! rounds), integers as `i64`. Data is row-major in MIL order; `layout.rs` rearranges it
-//! for the engine when it becomes a weight.
+//! rounds), integers as `i64`. An fp16 or fp32 weight blob stays as it is stored
+//! ([`Data::Raw`]: a window of the weight file, decoded only when an op needs the values),
+//! so a weight the engine takes in that layout flows to the program without a copy. Data
+//! is row-major in MIL order; `layout.rs` rearranges it for the engine when it becomes a
+//! weight.
 
 use super::layout::permute;
-use anec_ir::mil::{BlobData, Literal, ScalarType};
+use anec_ir::mil::{BlobData, Literal, ScalarType, SharedBytes};
 use half::{bf16, f16};
 
 /// The elements of a tensor.
@@ -20,6 +23,8 @@ pub(crate) enum Data {
     Bool(Vec<bool>),
     /// Strings.
     Str(Vec<String>),
+    /// fp16 or fp32 elements as stored, little-endian (the tensor's `dtype`).
+    Raw(SharedBytes),
 }
 
 /// A tensor known at compile time.
@@ -51,6 +56,7 @@ impl Tensor {
             Data::Int(v) => Some(v.iter().map(|&x| x as f32).collect()),
             Data::Bool(v) => Some(v.iter().map(|&b| f32::from(u8::from(b))).collect()),
             Data::Str(_) => None,
+            Data::Raw(b) => Some(raw_floats(self.dtype, b)),
         }
     }
 
@@ -58,9 +64,18 @@ impl Tensor {
     pub fn as_i64(&self) -> Option<Vec<i64>> {
         match &self.data {
             Data::Int(v) => Some(v.clone()),
-            Data::Float(v) => v.iter().map(|&x| (x.fract() == 0.0).then_some(x as i64)).collect(),
+            Data::Float(v) => floats_as_i64(v),
             Data::Bool(v) => Some(v.iter().map(|&b| i64::from(b)).collect()),
             Data::Str(_) => None,
+            Data::Raw(b) => floats_as_i64(&raw_floats(self.dtype, b)),
+        }
+    }
+
+    /// The stored bytes of an fp16 or fp32 weight that has not been decoded.
+    pub fn raw(&self) -> Option<&SharedBytes> {
+        match &self.data {
+            Data::Raw(b) => Some(b),
+            _ => None,
         }
     }
 
@@ -97,6 +112,7 @@ impl Tensor {
         let shape = perm.iter().map(|&p| self.shape[p]).collect();
         let data = match &self.data {
             Data::Float(v) => Data::Float(permute(v, &self.shape, perm)),
+            Data::Raw(b) => Data::Float(permute(&raw_floats(self.dtype, b), &self.shape, perm)),
             Data::Int(v) => Data::Int(permute(v, &self.shape, perm)),
             Data::Bool(v) => Data::Bool(permute(v, &self.shape, perm)),
             Data::Str(v) => Data::Str(permute(v, &self.shape, perm)),
@@ -145,8 +161,25 @@ impl Tensor {
         }
         let n = count(&shape).ok_or("the shape is too large")?;
         let data = decode(dtype, n, blob.bytes.as_slice())?;
+        let data = match (dtype, data) {
+            (ScalarType::Fp16 | ScalarType::Fp32, Data::Raw(_)) => Data::Raw(blob.bytes.clone()),
+            (_, data) => data,
+        };
         Ok(Tensor { dtype, shape, data })
     }
+}
+
+/// The values of stored fp16 or fp32 elements.
+fn raw_floats(dtype: ScalarType, b: &[u8]) -> Vec<f32> {
+    match dtype {
+        ScalarType::Fp32 => b.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect(),
+        _ => b.chunks_exact(2).map(|c| f16::from_le_bytes([c[0], c[1]]).to_f32()).collect(),
+    }
+}
+
+/// Integral floats as integers; `None` when one is not.
+fn floats_as_i64(v: &[f32]) -> Option<Vec<i64>> {
+    v.iter().map(|&x| (x.fract() == 0.0).then_some(x as i64)).collect()
 }
 
 /// Decodes `n` little-endian elements of `dtype`.
@@ -161,9 +194,9 @@ fn decode(dtype: ScalarType, n: usize, bytes: &[u8]) -> Result<Data, String> {
     let words = |size: usize| bytes.chunks_exact(size).take(n);
     let u16s = || words(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
     let data = match dtype {
-        Fp16 => Data::Float(u16s().map(|v| f16::from_bits(v).to_f32()).collect()),
+        // Kept as stored: `from_blob` puts the blob's own window in.
+        Fp16 | Fp32 => Data::Raw(SharedBytes::default()),
         Bf16 => Data::Float(u16s().map(|v| bf16::from_bits(v).to_f32()).collect()),
-        Fp32 => Data::Float(words(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()),
         Fp64 => Data::Float(words(8).map(|c| f64::from_le_bytes(arr8(c)) as f32).collect()),
         Int8 => Data::Int(bytes.iter().take(n).map(|&b| i64::from(b as i8)).collect()),
         Uint8 => Data::Int(bytes.iter().take(n).map(|&b| i64::from(b)).collect()),
@@ -223,8 +256,9 @@ mod tests {
     fn decodes_fp16_blob_and_checks_size() {
         let bytes = [0x00, 0x3C, 0x00, 0xC0].to_vec(); // 1.0, -2.0
         let blob = BlobData { dtype: ScalarType::Fp16, bytes: SharedBytes::from_vec(bytes) };
-        let t = Tensor::from_blob(ScalarType::Fp16, vec![2], &blob);
-        assert_eq!(t.map(|t| t.data), Ok(Data::Float(vec![1.0, -2.0])));
+        let t = Tensor::from_blob(ScalarType::Fp16, vec![2], &blob).unwrap();
+        assert_eq!(t.as_f32(), Some(vec![1.0, -2.0]));
+        assert_eq!(t.raw().map(|b| b.to_vec()), Some(vec![0x00, 0x3C, 0x00, 0xC0]), "kept as stored");
         let err = Tensor::from_blob(ScalarType::Fp16, vec![3], &blob).unwrap_err();
         assert!(err.contains("holds 4 bytes, 3 fp16 elements need 6"), "{err}");
         let err = Tensor::from_blob(ScalarType::Fp32, vec![1], &blob).unwrap_err();

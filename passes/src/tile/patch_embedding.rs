@@ -160,7 +160,7 @@ impl Steps<'_, '_> {
             }
         }
         let key = format!("{}.patch_weights", self.0.op.name);
-        Some((key, TensorType::nchw(o, depth, 1, 1, blob.dtype), Blob { dtype: blob.dtype, bytes }))
+        Some((key, TensorType::nchw(o, depth, 1, 1, blob.dtype), Blob { dtype: blob.dtype, bytes: bytes.into() }))
     }
 
     fn transpose(&mut self, x: ValueId, p: [usize; 5], ty: TensorType) -> ValueId {

@@ -28,7 +28,8 @@ fn conv_with_bias_matches_apples_netplist() {
     } -> (probs);
 }
 ";
-    let blobs: BlobTable = [blob(64, ScalarType::Fp32, w), blob(128, ScalarType::Fp16, b)].into_iter().collect();
+    let blobs: BlobTable =
+        [blob(64, ScalarType::Fp32, w.to_vec()), blob(128, ScalarType::Fp16, b.to_vec())].into_iter().collect();
     let mil = lower_mil(&model_with(text, blobs), "net").unwrap();
     assert_eq!(mil.name, np.name);
     assert_eq!(mil.values, np.values);

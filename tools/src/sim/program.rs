@@ -1,6 +1,6 @@
 //! Reading a program for the simulator: the `.hwx` container through the existing
 //! readers (`parse_hwx` for the structure and the flavor-1 program state with its BAR
-//! table, `read_hwx` for the bound tensors with their BAR, dims, strides and element type),
+//! table, `bound_tensors` for the bound tensors with their BAR, dims, strides and element type),
 //! then the TD chain from the first TD, each TD decoded by `td`.
 //!
 //! The chain starts at the start of `__text` and is followed by
@@ -13,7 +13,7 @@ use super::memory::{check_disjoint, Fmt, BARS};
 use super::td::{self, Task};
 use anec_backend_h13::chain;
 use anec_codegen::hwx::thread::{decode_program, ProgramState, FLAVOR_PROGRAM};
-use anec_codegen::{parse_hwx, read_hwx, BoundTensor, HwxFile, TensorRole};
+use anec_codegen::{parse_hwx, BoundTensor, HwxFile, TensorRole};
 
 /// Largest tensor buffer: BARs are 32-bit device addresses.
 const MAX_BUFFER: u64 = 1 << 32;
@@ -71,11 +71,11 @@ pub fn load(bytes: &[u8]) -> Result<Program, SimError> {
     if f.cpu_subtype != H13 {
         return Err(SimError::Program(format!("cpusubtype {}: only H13 (4) programs are modelled", f.cpu_subtype)));
     }
-    let h = read_hwx(bytes).map_err(SimError::Hwx)?;
     let state = program_state(&f)?;
     let text_addr = section_addr(&f, "__text")?;
     let const_addr = section_addr(&f, "__const")?;
-    let tensors = h.tensors.iter().map(bound).collect::<Result<Vec<_>, _>>()?;
+    let bound_tensors = anec_codegen::hwx::reader::bound_tensors(&f).map_err(SimError::Hwx)?;
+    let tensors = bound_tensors.iter().map(bound).collect::<Result<Vec<_>, _>>()?;
     let bars = bar_map(&state, text_addr, const_addr, &tensors)?;
     let tasks = chain(&f.text, &state, text_addr)?;
     Ok(Program { text: f.text, consts: f.consts, bars, tensors, tasks })

@@ -206,7 +206,7 @@ fn engine(w: &mut Writer, ops: &mut Ops<'_>, b: &Bundle, e: &EngineStep, single:
     let outs = ane_in.split_off(e.inputs.len());
     let attrs = AneInferenceAttrsT {
         procedure_name: Some(hwx.network.clone()),
-        anehash: Some(hex(&Sha256::digest(&e.bytes))),
+        anehash: Some(hex(&Sha256::digest(e.bytes()))),
         program_symbol: Some(e.file.clone()),
         intermediate_buffer_handle: 1,
         compiler_options: Some(b.options.clone()),

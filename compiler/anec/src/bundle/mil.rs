@@ -52,7 +52,7 @@ fn engine(model: &MilModel, f: &Function, file: &str, opts: &Options) -> Result<
     let module = anec_passes::lower_mil(&sub, &f.name).map_err(Error::Diagnostics)?;
     let opts = Options { banner_args: super::banner(&model.file, file), ..opts.clone() };
     let compiled = crate::compile_module(module, &model.file, &opts)?;
-    Ok(Step::Engine(Box::new(engine_step(file.to_string(), compiled, &inputs, &outputs, &model.file)?)))
+    Ok(Step::Engine(Box::new(engine_step(file.to_string(), compiled, &inputs, &outputs))))
 }
 
 /// The function cut around the layers the chip rejects.

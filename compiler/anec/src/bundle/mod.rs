@@ -63,8 +63,6 @@ pub struct EngineStep {
     pub file: String,
     /// The compiled program.
     pub compiled: Compiled,
-    /// The `.hwx` bytes.
-    pub bytes: Vec<u8>,
     /// The tensors it reads (source shapes).
     pub inputs: Vec<HostTensor>,
     /// The tensors it writes.
@@ -91,6 +89,13 @@ pub enum ProgramForm {
     Anec,
 }
 
+impl EngineStep {
+    /// The `.hwx` bytes.
+    pub fn bytes(&self) -> &[u8] {
+        self.compiled.hwx_file()
+    }
+}
+
 impl Bundle {
     /// The `.e5` bytes.
     pub fn e5_bytes(&self) -> Result<Vec<u8>, Error> {
@@ -111,11 +116,14 @@ impl Bundle {
     pub fn write(&self, dir: &Path, stem: &str, form: ProgramForm) -> Result<Vec<PathBuf>, Error> {
         let mut written = Vec::new();
         for e in self.engine_steps() {
-            let (path, bytes) = match form {
-                ProgramForm::Hwx => (dir.join(&e.file), e.bytes.clone()),
-                ProgramForm::Anec => (dir.join(Path::new(&e.file).with_extension("anec")), e.compiled.anec_bytes()?),
+            let path = match form {
+                ProgramForm::Hwx => dir.join(&e.file),
+                ProgramForm::Anec => dir.join(Path::new(&e.file).with_extension("anec")),
             };
-            write_atomically(&path, &bytes)?;
+            match form {
+                ProgramForm::Hwx => write_atomically(&path, e.bytes())?,
+                ProgramForm::Anec => write_atomically(&path, &e.compiled.anec_bytes()?)?,
+            }
             written.push(path);
         }
         if form == ProgramForm::Hwx {
@@ -187,7 +195,7 @@ fn module_function(name: &str, module: Module, file: &str, opts: &Options) -> Re
         let program = if single { format!("{name}.hwx") } else { format!("{name}_{k}.hwx") };
         let (ins, outs) = (ports(&part, &part.inputs, file)?, ports(&part, &part.outputs, file)?);
         let opts = Options { banner_args: banner(file, &program), ..opts.clone() };
-        let step = engine_step(program, compile_module(part, file, &opts)?, &ins, &outs, file)?;
+        let step = engine_step(program, compile_module(part, file, &opts)?, &ins, &outs);
         steps.push(Step::Engine(Box::new(step)));
     }
     Ok(FunctionBundle { name: name.to_string(), inputs, outputs, steps })
@@ -215,18 +223,8 @@ fn ports(m: &Module, list: &[anec_ir::Port], file: &str) -> Result<Vec<HostTenso
 }
 
 /// An engine step of a compiled program.
-fn engine_step(
-    file: String,
-    compiled: Compiled,
-    inputs: &[HostTensor],
-    outputs: &[HostTensor],
-    model: &str,
-) -> Result<EngineStep, Error> {
-    let bytes = compiled.hwx_bytes().map_err(|e| match e {
-        Error::Codegen { source, .. } => Error::Codegen { file: model.to_string(), source },
-        other => other,
-    })?;
-    Ok(EngineStep { file, compiled, bytes, inputs: inputs.to_vec(), outputs: outputs.to_vec() })
+fn engine_step(file: String, compiled: Compiled, inputs: &[HostTensor], outputs: &[HostTensor]) -> EngineStep {
+    EngineStep { file, compiled, inputs: inputs.to_vec(), outputs: outputs.to_vec() }
 }
 
 /// The E5 element type of an anec dialect element type.

@@ -54,11 +54,10 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
         Emit::Hwx | Emit::Anec => {}
     }
     let compiled = anec::compile_file(&req.input, &opts)?;
-    let bytes = match req.emit {
-        Emit::Anec => compiled.anec_bytes()?,
-        _ => compiled.hwx_bytes()?,
-    };
-    anec::write_atomically(&out_path, &bytes)?;
+    match req.emit {
+        Emit::Anec => anec::write_atomically(&out_path, &compiled.anec_bytes()?)?,
+        _ => anec::write_atomically(&out_path, compiled.hwx_file())?,
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -134,7 +134,7 @@ fn instance_norm_with_gamma_and_beta() {
     let mut m = unverified(OpCode::InstanceNorm, &[[1, 1, 1, 1, 2]], [1, 1, 1, 1, 2], attrs);
     for (name, v) in [("gamma", 2.0f32), ("beta", 1.0)] {
         let key = format!("op.{name}");
-        m.resources.insert(key.clone(), Blob { dtype: DType::F32, bytes: v.to_le_bytes().to_vec() });
+        m.resources.insert(key.clone(), Blob { dtype: DType::F32, bytes: v.to_le_bytes().to_vec().into() });
         let ty = TensorType { dtype: DType::F32, ..ty([1, 1, 1, 1, 1]) };
         m.ops[0].attrs.insert(name.into(), Attr::Resource { name: key, ty });
     }

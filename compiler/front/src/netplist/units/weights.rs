@@ -77,7 +77,7 @@ impl WeightFiles {
         file.seek(SeekFrom::Start(req.offset))
             .and_then(|_| file.read_exact(&mut bytes))
             .map_err(|e| file_error(format!("cannot be read: {}", one_line(e))))?;
-        Ok(Blob { dtype: req.dtype, bytes })
+        Ok(Blob { dtype: req.dtype, bytes: bytes.into() })
     }
 
     /// The `Weights` entry a request names, with its index.
