@@ -23,7 +23,8 @@ measure() {
   local runs=() rss=0
   for _ in 1 2 3; do
     local out
-    out=$( { /usr/bin/time -f "%e %M" "$@" >/dev/null 2>/dev/null; } 2>&1 | tail -1)
+    /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>&1
+    out=$(tail -1 "$work/time.txt")
     runs+=("${out% *}")
     rss="${out#* }"
   done
