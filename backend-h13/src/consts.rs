@@ -17,10 +17,10 @@ pub struct ConstSection {
     symbols: Vec<ConstSymbol>,
 }
 
-fn hash_name(parts: &[Vec<u8>]) -> String {
+fn hash_name<P: AsRef<[u8]>>(parts: &[P]) -> String {
     let mut h = Sha256::new();
     for p in parts {
-        h.update(p);
+        h.update(p.as_ref());
     }
     h.finalize().iter().map(|b| format!("{b:02X}")).collect()
 }
@@ -37,6 +37,28 @@ impl ConstSection {
         self.bytes.resize(offset as usize, 0);
         self.bytes.extend_from_slice(data);
         KernelChunk { offset, size: round_up(data.len() as u64, 64) }
+    }
+
+    /// Packs one weight bank straight into the section (`weights::bank_into`) and names
+    /// its chunks `K<sha256>_ne_<i>`, as [`ConstSection::add_weights`] does.
+    pub fn add_bank(
+        &mut self,
+        pack: impl FnOnce(&mut Vec<u8>) -> Result<Vec<std::ops::Range<usize>>, BackendError>,
+    ) -> Result<Vec<KernelChunk>, BackendError> {
+        let start = round_up(self.bytes.len() as u64, 64) as usize;
+        self.bytes.resize(start, 0);
+        let ranges = pack(&mut self.bytes)?;
+        let end = ranges.last().map_or(start, |r| r.end);
+        let name = hash_name(&[self.bytes.get(start..end).unwrap_or_default()]);
+        Ok(ranges
+            .into_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let k = KernelChunk { offset: r.start as u64, size: round_up(r.len() as u64, 64) };
+                self.symbols.push(ConstSymbol { name: format!("K{name}_ne_{i}"), offset: k.offset });
+                k
+            })
+            .collect())
     }
 
     /// Adds the chunks of one weight bank, named `K<sha256>_ne_<i>`.

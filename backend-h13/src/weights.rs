@@ -168,39 +168,58 @@ fn convert(blob: &Blob) -> Result<(DType, SharedBytes), BackendError> {
 
 /// Packs `k` (with `bias`, fp16 bits per output channel, inline) as `p` says.
 pub fn bank(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<WeightBank, BackendError> {
+    let mut all = Vec::new();
+    let ranges = bank_into(k, bias, p, &mut all)?;
+    let chunks = ranges.into_iter().map(|r| all.get(r).unwrap_or_default().to_vec()).collect();
+    Ok(WeightBank { fmt: k.fmt, chunks })
+}
+
+/// [`bank`] written at the end of `out` (whose length must be a multiple of 64): the
+/// chunks one after the other, each padded to 64 bytes, in place (no chunk is built
+/// apart and copied); returns each chunk's range in `out`.
+pub fn bank_into(
+    k: &Kernel,
+    bias: Option<&[u16]>,
+    p: &Packing,
+    out: &mut Vec<u8>,
+) -> Result<Vec<Range<usize>>, BackendError> {
     if p.groups == 0 || !k.cout.is_multiple_of(p.groups) || bias.is_some_and(|b| b.len() != k.cout as usize) {
         return Err(BackendError::Internal(format!("a kernel of {} channels in {} groups", k.cout, p.groups)));
     }
     if p.sparse && (k.kh, k.kw, k.fmt) != (1, 1, DType::F16) {
         return Err(BackendError::Internal("the sparse form is for fp16 1x1 kernels".into()));
     }
+    if !out.len().is_multiple_of(64) {
+        return Err(BackendError::Internal("a bank written at an unaligned offset".into()));
+    }
     let per_group = k.cout / p.groups;
     let n = p.channels.end.saturating_sub(p.channels.start);
-    let mut chunks = Vec::with_capacity(KERNEL_CHANNELS);
+    let mut ranges = Vec::with_capacity(KERNEL_CHANNELS);
     for ne in 0..KERNEL_CHANNELS as u32 {
         let mine = blocks(n, p.ocg_size, ne);
         if mine.is_empty() {
             break;
         }
-        let mut chunk = Vec::with_capacity(chunk_capacity(k, bias.is_some(), p.groups, &mine));
+        let start = out.len();
+        out.reserve(chunk_capacity(k, bias.is_some(), p.groups, &mine));
         for g in 0..p.groups {
             let first = g * per_group + p.channels.start;
             for b in &mine {
                 let chans = first + b.start..first + b.end;
                 if p.sparse {
-                    sparse_block(&mut chunk, k, bias, chans)?;
+                    sparse_block(out, k, bias, chans)?;
                 } else {
-                    dense_block(&mut chunk, k, bias, chans);
+                    dense_block(out, k, bias, chans);
                 }
             }
             if p.groups > 1 {
-                pad64(&mut chunk);
+                pad64(out);
             }
         }
-        pad64(&mut chunk);
-        chunks.push(chunk);
+        pad64(out);
+        ranges.push(start..out.len());
     }
-    Ok(WeightBank { fmt: k.fmt, chunks })
+    Ok(ranges)
 }
 
 fn pad64(v: &mut Vec<u8>) {

@@ -153,9 +153,8 @@ pub(super) fn lower_conv(
         }
         t.conv.sparse = sparse(&w, kernel.fmt, t.conv.ocg_size);
         let packing = Packing { groups: ng, channels: range, ocg_size: t.conv.ocg_size, sparse: t.conv.sparse };
-        let bank = weights::bank(&kernel, bias.as_deref(), &packing)?;
-        t.kernel = consts.add_weights(&bank.chunks);
-        t.kernel_fmt = Some(bank.fmt);
+        t.kernel = consts.add_bank(|out| weights::bank_into(&kernel, bias.as_deref(), &packing, out))?;
+        t.kernel_fmt = Some(kernel.fmt);
         tasks.push(t);
     }
     Ok(tasks)
