@@ -12,6 +12,7 @@
 //! chip, whether a model runs on the engine, with the same validators (`anec check`).
 
 pub mod bundle;
+pub mod cache;
 pub mod check;
 pub mod diagnostic;
 pub mod error;

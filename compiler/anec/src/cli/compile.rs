@@ -24,6 +24,8 @@ pub struct Request {
     pub compat: anec::Compat,
     /// Whether rejected layers may run on the CPU between engine segments.
     pub cpu_fallback: bool,
+    /// The compile cache's directory (`--cache-dir`), if any.
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// File name of the program written into the output directory: the input's stem.
@@ -53,12 +55,31 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
         Emit::Hwx if req.cpu_fallback => return Err(Error::FallbackNeedsSegments),
         Emit::Hwx | Emit::Anec => {}
     }
-    let compiled = anec::compile_file(&req.input, &opts)?;
-    match req.emit {
-        Emit::Anec => anec::write_atomically(&out_path, &compiled.anec_bytes()?)?,
-        _ => anec::write_atomically(&out_path, compiled.hwx_file())?,
+    opts.route = anec::route_of(InputKind::of(&req.input)?);
+    let Some(dir) = &req.cache_dir else {
+        anec::write_atomically(&out_path, &program(req, &opts)?)?;
+        return Ok(ExitCode::SUCCESS);
+    };
+    // The cache: a stored program is written as it is; else compile and store.
+    let cache = anec::cache::Cache::new(dir);
+    let key = anec::cache::key(&req.input, &opts, ext)?;
+    if let Some(entry) = cache.get(&key) {
+        anec::write_atomically(&out_path, entry.payload())?;
+        return Ok(ExitCode::SUCCESS);
     }
+    let bytes = program(req, &opts)?;
+    cache.put(&key, &bytes)?;
+    anec::write_atomically(&out_path, &bytes)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The program file `--emit hwx` or `--emit anec` writes.
+fn program(req: &Request, opts: &Options) -> Result<Vec<u8>, Error> {
+    let compiled = anec::compile_file(&req.input, opts)?;
+    match req.emit {
+        Emit::Anec => compiled.anec_bytes(),
+        _ => Ok(compiled.hwx_file().to_vec()),
+    }
 }
 
 /// `--emit bundle` (the `.e5` and every program) or `--emit anec` with CPU fallback (one

@@ -102,6 +102,11 @@ enum Command {
         /// `--emit anec`). Without it such a layer is an error.
         #[arg(long = "allow-cpu-fallback")]
         allow_cpu_fallback: bool,
+        /// Keep compiled programs in DIR, keyed by the model's content, the options and
+        /// the compiler version: the same compile again writes the stored program without
+        /// compiling (`--emit hwx` and `--emit anec`). Off by default.
+        #[arg(long = "cache-dir", value_name = "DIR")]
+        cache_dir: Option<PathBuf>,
     },
     /// Report per layer whether a model runs on a chip's neural engine, and why not.
     ///
@@ -199,7 +204,7 @@ enum Command {
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let Some(command) = args.command else { return print(args.print, &args.target) };
     match command {
-        Command::Compile { input, target, output, emit, function, apple_compat, allow_cpu_fallback } => {
+        Command::Compile { input, target, output, emit, function, apple_compat, allow_cpu_fallback, cache_dir } => {
             compile::run(&compile::Request {
                 input,
                 target,
@@ -208,6 +213,7 @@ pub fn run(args: Args) -> Result<ExitCode, Error> {
                 function,
                 compat: apple_compat.compat(),
                 cpu_fallback: allow_cpu_fallback,
+                cache_dir,
             })
         }
         Command::Check { model, target, format, function } => {
