@@ -117,7 +117,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
         relocations: relocations(&tasks, &chain),
         task_layers: tasks.iter().map(|t| t.layer.clone()).collect(),
         text: chain.text,
-        consts,
+        consts: consts.into(),
         td_count: count,
         td_words: chain.first_words - 1,
         state_850: STATE_850,

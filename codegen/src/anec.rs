@@ -88,7 +88,7 @@ impl AnecFile {
             tiles: [0; BAR_COUNT],
             nchw: [[0; 6]; BAR_COUNT],
             text: h.text.clone(),
-            consts: h.consts.clone(),
+            consts: h.consts.to_vec(),
         };
         f.tiles[0] = tiles(size, "program")?;
         for t in &h.tensors {

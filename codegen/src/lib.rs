@@ -24,5 +24,5 @@ pub use e5::{read_e5, write_e5};
 pub use error::CodegenError;
 pub use hwx::file::HwxFile;
 pub use hwx::model::{BoundTensor, ConstSymbol, Hwx, Relocation, TensorRole};
-pub use hwx::reader::{check_canonical, parse_hwx, read_hwx};
+pub use hwx::reader::{check_canonical, parse_hwx, parse_hwx_structure, read_hwx};
 pub use hwx::writer::{tensor_addresses, write_hwx};

@@ -47,7 +47,7 @@ fn every_program_round_trips_through_anec_bytes() {
         let f = read_anec(&bytes).unwrap();
         assert_eq!(f, AnecFile::from_hwx(&h).unwrap());
         assert_eq!(f.to_bytes().unwrap(), bytes);
-        assert_eq!((f.text, f.consts), (h.text.clone(), h.consts.clone()));
+        assert_eq!((f.text, f.consts), (h.text.clone(), h.consts.to_vec()));
         let inputs = h.tensors.iter().filter(|t| t.role == TensorRole::Input).count() as u32;
         assert_eq!(f.src_count, inputs);
     }

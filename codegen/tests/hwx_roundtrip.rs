@@ -35,7 +35,7 @@ fn relu_content() {
     let h = read_hwx(&common::fixture("relu.hwx")).unwrap();
     assert_eq!(h.cpu_subtype, 4);
     assert_eq!(h.text.len(), 0x274);
-    assert_eq!(h.consts, vec![0; 0x4000]);
+    assert_eq!(h.consts, vec![0; 0x4000].into());
     assert_eq!((h.td_count, h.td_words, h.state_850, h.state_858), (1, 0x9c, 0x11, 3));
     assert_eq!(h.network, "net");
     assert!(h.const_symbols.is_empty() && h.relocations.is_empty());

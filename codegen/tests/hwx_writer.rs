@@ -64,7 +64,7 @@ fn a_large_symbol_table_moves_text_to_the_next_page() {
 #[test]
 fn empty_consts_and_no_tensors_still_write() {
     let mut h = common::synthetic();
-    h.consts.clear();
+    h.consts = Vec::new().into();
     h.const_symbols.clear();
     h.relocations.clear();
     h.tensors.clear();

@@ -58,7 +58,7 @@ fn const_bytes_identical() {
     for name in PROGRAMS {
         let (a, o) = (apple(name), ours(name));
         assert_eq!(a.consts.len(), o.consts.len(), "{name}: __const size");
-        let first = a.consts.iter().zip(&o.consts).position(|(x, y)| x != y);
+        let first = a.consts.iter().zip(o.consts.iter()).position(|(x, y)| x != y);
         assert_eq!(first, None, "{name}: __const differs first at byte {first:?}");
     }
 }

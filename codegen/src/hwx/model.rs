@@ -94,7 +94,7 @@ pub struct Hwx {
     pub text: Vec<u8>,
     /// The `__const` section: weight chunks and activation tables (exact section size;
     /// Apple writes 0x4000 zero bytes when there is nothing).
-    pub consts: Vec<u8>,
+    pub consts: anec_ir::mil::SharedBytes,
     /// Number of TDs in `text`.
     pub td_count: u32,
     /// `td_words` of the flavor-1 state (0x9c for the 0x274-byte H13 TD).

@@ -26,6 +26,16 @@ use crate::CodegenError;
 /// A wrong magic, a structure past the end of the input or of its load command, a
 /// string without NUL or not UTF-8.
 pub fn parse_hwx(bytes: &[u8]) -> Result<HwxFile, CodegenError> {
+    parse(bytes, true)
+}
+
+/// [`parse_hwx`] without copying `__const` out of the input (`consts` is left empty; the
+/// section's place is in its load command): for a reader that keeps the input's bytes.
+pub fn parse_hwx_structure(bytes: &[u8]) -> Result<HwxFile, CodegenError> {
+    parse(bytes, false)
+}
+
+fn parse(bytes: &[u8], with_consts: bool) -> Result<HwxFile, CodegenError> {
     let inp = Input::new(bytes);
     let magic = inp.u32(0, "header magic")?;
     if magic != HWX_MAGIC {
@@ -48,7 +58,12 @@ pub fn parse_hwx(bytes: &[u8]) -> Result<HwxFile, CodegenError> {
         consts: Vec::new(),
     };
     file.text = section_bytes(inp, file.section("__TEXT", "__text"))?;
-    file.consts = section_bytes(inp, file.section("__TEXT", "__const"))?;
+    let consts = file.section("__TEXT", "__const");
+    if with_consts {
+        file.consts = section_bytes(inp, consts)?;
+    } else if let Some(c) = consts {
+        inp.slice(c.offset.into(), c.size, &format!("section {}", c.name))?;
+    }
     Ok(file)
 }
 
@@ -260,7 +275,7 @@ pub fn read_hwx(bytes: &[u8]) -> Result<Hwx, CodegenError> {
     Ok(Hwx {
         cpu_subtype: f.cpu_subtype,
         text: std::mem::take(&mut f.text),
-        consts: std::mem::take(&mut f.consts),
+        consts: std::mem::take(&mut f.consts).into(),
         td_count: program.td_count,
         td_words: program.td_words,
         state_850: program.word_850,

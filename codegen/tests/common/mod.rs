@@ -60,7 +60,7 @@ pub fn synthetic() -> Hwx {
     Hwx {
         cpu_subtype: 4,
         text,
-        consts,
+        consts: consts.into(),
         td_count: 3,
         td_words: 0x9c,
         state_850: 0x11,
@@ -90,7 +90,7 @@ pub fn chain() -> Hwx {
     Hwx {
         cpu_subtype: 4,
         text,
-        consts: vec![0; 0x4000],
+        consts: vec![0; 0x4000].into(),
         td_count: 2,
         td_words: 0x9c,
         state_850: 0x11,

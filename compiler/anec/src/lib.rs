@@ -18,6 +18,7 @@ pub mod diagnostic;
 pub mod error;
 pub mod input;
 pub mod output;
+pub mod progress;
 pub mod run;
 pub mod target;
 mod verify;
@@ -34,6 +35,7 @@ use anec_codegen::Hwx;
 use anec_ir::Module;
 use anec_passes::target::Target as Chip;
 use anec_passes::{PipelineError, Route, Validated};
+use progress::{Phase, Progress};
 use std::path::Path;
 
 /// Name and version written into the `LC_IDENT` banner.
@@ -90,14 +92,14 @@ pub struct Compiled {
     pub hwx: Hwx,
     /// Its buffers, and every intermediate's place and lifetime (`anec dump --plan`).
     pub plan: anec_passes::plan::MemoryPlan,
-    /// The `.hwx` file, written once (the bytes the verifier read back).
-    file: Vec<u8>,
+    /// The `.hwx` file, written once (the bytes the verifier read back, shared with it).
+    file: anec_ir::mil::SharedBytes,
 }
 
 impl Compiled {
     /// The `.hwx` file bytes (a copy; [`Compiled::hwx_file`] borrows them).
     pub fn hwx_bytes(&self) -> Result<Vec<u8>, Error> {
-        Ok(self.file.clone())
+        Ok(self.file.to_vec())
     }
 
     /// The `.hwx` file bytes.
@@ -146,21 +148,62 @@ pub fn validate_for(module: Module, file: &str, chip: Chip, route: Route) -> Res
 
 /// The whole pipeline on a module: passes, then the target's backend.
 pub fn compile_module(module: Module, file: &str, opts: &Options) -> Result<Compiled, Error> {
+    compile_module_with(module, file, opts, &progress::Silent)
+}
+
+/// [`compile_module`], telling `progress` of each phase.
+pub fn compile_module_with(
+    module: Module,
+    file: &str,
+    opts: &Options,
+    progress: &dyn Progress,
+) -> Result<Compiled, Error> {
+    progress.phase(Phase::Validate);
     let validated = validate_for(module, file, chip(opts.target)?, opts.route)?;
+    progress.phase(Phase::PackWeights);
     let backend_opts = anec_backend_h13::Options { ident: opts.ident(), compat: opts.compat };
     let program = match opts.target {
         Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
     }
     .map_err(|source| Error::Backend { file: file.to_string(), source })?;
+    progress.phase(Phase::Write);
     let bytes =
         anec_codegen::write_hwx(&program.hwx).map_err(|source| Error::Codegen { file: file.to_string(), source })?;
-    verify::program(&bytes, &program.hwx, file)?;
-    Ok(Compiled { module: validated.into_module(), hwx: program.hwx, plan: program.plan, file: bytes })
+    let bytes = anec_ir::mil::SharedBytes::from_vec(bytes);
+    let mut hwx = program.hwx;
+    hwx.consts = const_window(&bytes).map_err(|source| Error::Codegen { file: file.to_string(), source })?;
+    verify::program(&bytes, &hwx, file)?;
+    Ok(Compiled { module: validated.into_module(), hwx, plan: program.plan, file: bytes })
+}
+
+/// The `__const` section of a written program, as a window of its bytes: the program's
+/// model then holds its constants once, in the file (no second copy of the weights).
+fn const_window(file: &anec_ir::mil::SharedBytes) -> Result<anec_ir::mil::SharedBytes, anec_codegen::CodegenError> {
+    let f = anec_codegen::parse_hwx_structure(file)?;
+    let bad = || anec_codegen::CodegenError::Malformed("the written program has no __const inside the file".into());
+    let c = f.section("__TEXT", "__const").ok_or_else(bad)?;
+    let start = c.offset as usize;
+    let end = usize::try_from(c.size).ok().and_then(|n| start.checked_add(n)).ok_or_else(bad)?;
+    file.slice(start..end).ok_or_else(bad)
 }
 
 /// Loads and compiles a model file.
 pub fn compile_file(path: &Path, opts: &Options) -> Result<Compiled, Error> {
-    let opts = Options { route: route_of(InputKind::of(path)?), ..opts.clone() };
-    let module = load_function(path, &opts.function)?;
-    compile_module(module, &path.display().to_string(), &opts)
+    compile_file_with(path, opts, &progress::Silent)
+}
+
+/// [`compile_file`], telling `progress` of each phase.
+pub fn compile_file_with(path: &Path, opts: &Options, progress: &dyn Progress) -> Result<Compiled, Error> {
+    let kind = InputKind::of(path)?;
+    let opts = Options { route: route_of(kind), ..opts.clone() };
+    progress.phase(Phase::Read);
+    let module = match kind {
+        InputKind::Mil => {
+            let model = load_mil(path)?;
+            progress.phase(Phase::Lower);
+            anec_passes::lower::lower_mil(&model, &opts.function).map_err(Error::Diagnostics)?
+        }
+        _ => load_function(path, &opts.function)?,
+    };
+    compile_module_with(module, &path.display().to_string(), &opts, progress)
 }

@@ -7,11 +7,12 @@
 
 use crate::Error;
 use anec_codegen::Hwx;
+use anec_ir::mil::SharedBytes;
 use anec_tools::sim::SimProgram;
 
 /// Checks the program `bytes` written from `hwx`; `file` names the input in the error.
-pub fn program(bytes: &[u8], hwx: &Hwx, file: &str) -> Result<(), Error> {
-    let checked = SimProgram::load(bytes).and_then(|p| p.verify());
+pub fn program(bytes: &SharedBytes, hwx: &Hwx, file: &str) -> Result<(), Error> {
+    let checked = SimProgram::load_shared(bytes.clone()).and_then(|p| p.verify());
     checked.map_err(|e| {
         let layer = e.td().and_then(|td| hwx.task_layers.get(td)).cloned();
         Error::Unverified {

@@ -15,15 +15,16 @@ fn conv() -> anec::Compiled {
 #[test]
 fn a_generated_program_passes() {
     let c = conv();
-    anec::verify_program(c.hwx_file(), &c.hwx, "conv.plist").unwrap();
+    let bytes = anec_ir::mil::SharedBytes::from_vec(c.hwx_file().to_vec());
+    anec::verify_program(&bytes, &c.hwx, "conv.plist").unwrap();
 }
 
 #[test]
 fn a_kernel_chunk_past_the_constants_is_an_internal_error_naming_the_layer() {
     let mut c = conv();
-    c.hwx.consts.truncate(0x10);
+    c.hwx.consts = c.hwx.consts[..0x10].to_vec().into();
     c.hwx.const_symbols.clear();
-    let bytes = anec_codegen::write_hwx(&c.hwx).unwrap();
+    let bytes = anec_ir::mil::SharedBytes::from_vec(anec_codegen::write_hwx(&c.hwx).unwrap());
     let e = anec::verify_program(&bytes, &c.hwx, "conv.plist").unwrap_err();
     let text = e.to_string();
     assert!(matches!(e, anec::Error::Unverified { .. }), "{text}");

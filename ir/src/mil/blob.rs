@@ -30,6 +30,15 @@ impl SharedBytes {
         (range.start <= range.end && range.end <= len).then_some(SharedBytes { buf, range })
     }
 
+    /// The window `range` of these bytes (relative to them), sharing the buffer; `None`
+    /// when it does not fit.
+    pub fn slice(&self, range: Range<usize>) -> Option<Self> {
+        let start = self.range.start.checked_add(range.start)?;
+        let end = self.range.start.checked_add(range.end)?;
+        (range.start <= range.end && end <= self.range.end)
+            .then(|| SharedBytes { buf: self.buf.clone(), range: start..end })
+    }
+
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
         (*self.buf).as_ref().get(self.range.clone()).unwrap_or(&[])
@@ -40,6 +49,12 @@ impl std::ops::Deref for SharedBytes {
     type Target = [u8];
 
     fn deref(&self) -> &[u8] {
+        self.as_slice()
+    }
+}
+
+impl AsRef<[u8]> for SharedBytes {
+    fn as_ref(&self) -> &[u8] {
         self.as_slice()
     }
 }

@@ -96,7 +96,19 @@ impl SimProgram {
     /// A malformed container, an inconsistent chain or BAR table, or a TD field whose
     /// value the simulator does not model.
     pub fn load(bytes: &[u8]) -> Result<SimProgram, SimError> {
-        let program = program::load(bytes)?;
+        Self::of(program::load(bytes)?)
+    }
+
+    /// [`SimProgram::load`] of a program in a shared buffer, whose `__const` is read where
+    /// it is (no copy: what the compiler's check of a large program needs).
+    ///
+    /// # Errors
+    /// As [`SimProgram::load`].
+    pub fn load_shared(bytes: anec_ir::mil::SharedBytes) -> Result<SimProgram, SimError> {
+        Self::of(program::load_shared(bytes)?)
+    }
+
+    fn of(program: Program) -> Result<SimProgram, SimError> {
         let specs = |role| program.tensors.iter().filter(|t| t.role == role).map(IoSpec::of).collect();
         let inputs = specs(TensorRole::Input);
         let outputs = specs(TensorRole::Output);

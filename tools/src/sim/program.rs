@@ -13,7 +13,8 @@ use super::memory::{check_disjoint, Fmt, BARS};
 use super::td::{self, Task};
 use anec_backend_h13::chain;
 use anec_codegen::hwx::thread::{decode_program, ProgramState, FLAVOR_PROGRAM};
-use anec_codegen::{parse_hwx, BoundTensor, HwxFile, TensorRole};
+use anec_codegen::{parse_hwx_structure, BoundTensor, HwxFile, TensorRole};
+use anec_ir::mil::SharedBytes;
 
 /// Largest tensor buffer: BARs are 32-bit device addresses.
 const MAX_BUFFER: u64 = 1 << 32;
@@ -56,7 +57,7 @@ pub struct Program {
     /// `__text` bytes.
     pub text: Vec<u8>,
     /// `__const` bytes.
-    pub consts: Vec<u8>,
+    pub consts: SharedBytes,
     /// Every BAR that holds an address, with what it points at.
     pub bars: Vec<(u8, Target)>,
     /// The bound tensors, in segment order.
@@ -65,9 +66,27 @@ pub struct Program {
     pub tasks: Vec<Task>,
 }
 
-/// Reads and decodes a program.
+/// Reads and decodes a program (its `__const` copied out of `bytes`).
 pub fn load(bytes: &[u8]) -> Result<Program, SimError> {
-    let f = parse_hwx(bytes).map_err(SimError::Hwx)?;
+    load_shared(SharedBytes::from_vec(bytes.to_vec()))
+}
+
+/// Reads and decodes a program held in a shared buffer: `__const` stays a window of it.
+pub fn load_shared(bytes: SharedBytes) -> Result<Program, SimError> {
+    let f = parse_hwx_structure(&bytes).map_err(SimError::Hwx)?;
+    let consts = match f.section("__TEXT", "__const") {
+        Some(c) => {
+            let start = c.offset as usize;
+            usize::try_from(c.size).ok().and_then(|n| start.checked_add(n)).and_then(|end| bytes.slice(start..end))
+        }
+        None => Some(SharedBytes::default()),
+    };
+    let consts = consts.ok_or_else(|| SimError::Program("__const lies outside the file".into()))?;
+    decode(f, consts)
+}
+
+/// The program of a parsed file whose `__const` is `consts`.
+fn decode(f: HwxFile, consts: SharedBytes) -> Result<Program, SimError> {
     if f.cpu_subtype != H13 {
         return Err(SimError::Program(format!("cpusubtype {}: only H13 (4) programs are modelled", f.cpu_subtype)));
     }
@@ -78,7 +97,7 @@ pub fn load(bytes: &[u8]) -> Result<Program, SimError> {
     let tensors = bound_tensors.iter().map(bound).collect::<Result<Vec<_>, _>>()?;
     let bars = bar_map(&state, text_addr, const_addr, &tensors)?;
     let tasks = chain(&f.text, &state, text_addr)?;
-    Ok(Program { text: f.text, consts: f.consts, bars, tensors, tasks })
+    Ok(Program { text: f.text, consts, bars, tensors, tasks })
 }
 
 fn program_state(f: &HwxFile) -> Result<ProgramState, SimError> {

@@ -26,6 +26,8 @@ pub struct Request {
     pub cpu_fallback: bool,
     /// The compile cache's directory (`--cache-dir`), if any.
     pub cache_dir: Option<PathBuf>,
+    /// No progress line (`--quiet`).
+    pub quiet: bool,
 }
 
 /// File name of the program written into the output directory: the input's stem.
@@ -57,7 +59,7 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
     }
     opts.route = anec::route_of(InputKind::of(&req.input)?);
     let Some(dir) = &req.cache_dir else {
-        anec::write_atomically(&out_path, &program(req, &opts)?)?;
+        anec::write_atomically(&out_path, program(req, &opts)?.bytes())?;
         return Ok(ExitCode::SUCCESS);
     };
     // The cache: a stored program is written as it is; else compile and store.
@@ -67,18 +69,36 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
         anec::write_atomically(&out_path, entry.payload())?;
         return Ok(ExitCode::SUCCESS);
     }
-    let bytes = program(req, &opts)?;
-    cache.put(&key, &bytes)?;
-    anec::write_atomically(&out_path, &bytes)?;
+    let p = program(req, &opts)?;
+    cache.put(&key, p.bytes())?;
+    anec::write_atomically(&out_path, p.bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// The program file `--emit hwx` or `--emit anec` writes.
-fn program(req: &Request, opts: &Options) -> Result<Vec<u8>, Error> {
-    let compiled = anec::compile_file(&req.input, opts)?;
+enum Program {
+    /// The compiled program (its `.hwx` file is in it).
+    Hwx(Box<anec::Compiled>),
+    /// The Asahi form.
+    Anec(Vec<u8>),
+}
+
+impl Program {
+    fn bytes(&self) -> &[u8] {
+        match self {
+            Program::Hwx(c) => c.hwx_file(),
+            Program::Anec(b) => b,
+        }
+    }
+}
+
+/// Compiles the program `--emit hwx` or `--emit anec` writes.
+fn program(req: &Request, opts: &Options) -> Result<Program, Error> {
+    let bar = super::progress::Bar::new(super::progress::Bar::wanted(req.quiet));
+    let compiled = anec::compile_file_with(&req.input, opts, &bar)?;
     match req.emit {
-        Emit::Anec => compiled.anec_bytes(),
-        _ => Ok(compiled.hwx_file().to_vec()),
+        Emit::Anec => Ok(Program::Anec(compiled.anec_bytes()?)),
+        _ => Ok(Program::Hwx(Box::new(compiled))),
     }
 }
 

@@ -3,6 +3,7 @@
 mod check;
 mod compile;
 mod inspect;
+mod progress;
 mod run;
 mod sim;
 
@@ -107,6 +108,10 @@ enum Command {
         /// compiling (`--emit hwx` and `--emit anec`). Off by default.
         #[arg(long = "cache-dir", value_name = "DIR")]
         cache_dir: Option<PathBuf>,
+        /// No progress line. (It shows, on a terminal, for a compile still running after
+        /// a second: the phase and the time.)
+        #[arg(long, short = 'q')]
+        quiet: bool,
     },
     /// Report per layer whether a model runs on a chip's neural engine, and why not.
     ///
@@ -204,18 +209,27 @@ enum Command {
 pub fn run(args: Args) -> Result<ExitCode, Error> {
     let Some(command) = args.command else { return print(args.print, &args.target) };
     match command {
-        Command::Compile { input, target, output, emit, function, apple_compat, allow_cpu_fallback, cache_dir } => {
-            compile::run(&compile::Request {
-                input,
-                target,
-                output,
-                emit,
-                function,
-                compat: apple_compat.compat(),
-                cpu_fallback: allow_cpu_fallback,
-                cache_dir,
-            })
-        }
+        Command::Compile {
+            input,
+            target,
+            output,
+            emit,
+            function,
+            apple_compat,
+            allow_cpu_fallback,
+            cache_dir,
+            quiet,
+        } => compile::run(&compile::Request {
+            input,
+            target,
+            output,
+            emit,
+            function,
+            compat: apple_compat.compat(),
+            cpu_fallback: allow_cpu_fallback,
+            cache_dir,
+            quiet,
+        }),
         Command::Check { model, target, format, function } => {
             match check::run(&check::Request { model, target, format, function }) {
                 Ok(code) => Ok(code),
