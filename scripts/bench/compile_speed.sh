@@ -33,6 +33,12 @@ measure() {
   echo "$median $rss"
 }
 
+# seconds and peak RSS (KB) of one run
+measure_once() {
+  /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>&1
+  tail -1 "$work/time.txt"
+}
+
 row() { # name dir
   local name=$1 dir=$2
   local bytes
@@ -78,6 +84,14 @@ PY
 )
   echo "| $m | $t |"
 done
+
+echo
+dir="$work/fp16_24"   # 100.7M parameters
+[ -f "$dir/model.mil" ] || python3 scripts/bench/stacked_convs.py "$dir" 24
+rm -rf "$work/cache"
+read -r cold_s _ < <(measure_once "$anec" compile "$dir/model.mil" -o "$dir/out" --cache-dir "$work/cache")
+read -r warm_s warm_kb < <(measure "$anec" compile "$dir/model.mil" -o "$dir/out" --cache-dir "$work/cache")
+echo "compile cache, 100.7M fp16 parameters: cold (compile and store) $cold_s s, warm hit $warm_s s, peak RSS $((warm_kb / 1024)) MiB"
 
 echo
 [ -f "$work/long32k.mil" ] || python3 scripts/bench/long_mil.py "$work/long32k.mil" 32000
