@@ -27,6 +27,7 @@ use crate::layout::round_up;
 use anec_ir::mil::SharedBytes;
 use anec_ir::{Blob, DType};
 use half::f16;
+use rayon::prelude::*;
 use std::ops::Range;
 
 /// The largest OCGSize Apple writes (32 output channels per NE and pass).
@@ -192,25 +193,105 @@ pub fn bank_into(
     if !out.len().is_multiple_of(64) {
         return Err(BackendError::Internal("a bank written at an unaligned offset".into()));
     }
-    let per_group = k.cout / p.groups;
     let n = p.channels.end.saturating_sub(p.channels.start);
-    let mut ranges = Vec::with_capacity(KERNEL_CHANNELS);
-    for ne in 0..KERNEL_CHANNELS as u32 {
-        let mine = blocks(n, p.ocg_size, ne);
-        if mine.is_empty() {
-            break;
+    let plans: Vec<Vec<Range<u32>>> =
+        (0..KERNEL_CHANNELS as u32).map(|ne| blocks(n, p.ocg_size, ne)).take_while(|m| !m.is_empty()).collect();
+    if p.sparse {
+        return sparse_chunks(k, bias, p, &plans, out);
+    }
+    let lens: Vec<usize> = plans.iter().map(|m| dense_len(k, bias.is_some(), p.groups, m)).collect();
+    let start = out.len();
+    out.resize(start + lens.iter().sum::<usize>(), 0);
+    let mut slots = Vec::with_capacity(lens.len());
+    let mut rest = out.get_mut(start..).unwrap_or_default();
+    for &len in &lens {
+        let (chunk, tail) = rest.split_at_mut(len.min(rest.len()));
+        slots.push(chunk);
+        rest = tail;
+    }
+    let fill = |(buf, mine): (&mut [u8], &Vec<Range<u32>>)| dense_chunk(&mut Slot { buf, at: 0 }, k, bias, p, mine);
+    let work = slots.into_iter().zip(&plans);
+    if lens.iter().sum::<usize>() >= PARALLEL_BANK {
+        let jobs: Vec<_> = work.collect();
+        jobs.into_par_iter().try_for_each(fill)?;
+    } else {
+        work.map(fill).collect::<Result<Vec<()>, _>>()?;
+    }
+    let mut at = start;
+    Ok(lens
+        .iter()
+        .map(|&len| {
+            at += len;
+            at - len..at
+        })
+        .collect())
+}
+
+/// Banks at least this large are packed on all cores, one NE's chunk per job (each chunk
+/// has its own place, so the bytes do not depend on the thread count).
+const PARALLEL_BANK: usize = 1 << 20;
+
+/// One NE's dense chunk: its blocks of every group, each group's part padded to 64 bytes
+/// when there are several, the whole padded to 64. Fails unless it fills exactly the
+/// length [`dense_len`] gave.
+fn dense_chunk(
+    out: &mut Slot<'_>,
+    k: &Kernel,
+    bias: Option<&[u16]>,
+    p: &Packing,
+    mine: &[Range<u32>],
+) -> Result<(), BackendError> {
+    let per_group = k.cout / p.groups;
+    for g in 0..p.groups {
+        let first = g * per_group + p.channels.start;
+        for b in mine {
+            dense_block(out, k, bias, first + b.start..first + b.end);
         }
+        if p.groups > 1 {
+            out.pad64();
+        }
+    }
+    out.pad64();
+    if out.at != out.buf.len() {
+        return Err(BackendError::Internal(format!(
+            "a weight chunk of {} bytes where {} were planned",
+            out.at,
+            out.buf.len()
+        )));
+    }
+    Ok(())
+}
+
+/// The exact length of one NE's dense chunk of `mine`.
+fn dense_len(k: &Kernel, bias: bool, groups: u32, mine: &[Range<u32>]) -> usize {
+    let per_channel = k.taps() * k.fmt.size() as u64 + if bias { 2 } else { 0 };
+    let part: u64 = mine.iter().map(|b| u64::from(b.end - b.start) * per_channel).sum();
+    let mut len = 0u64;
+    for _ in 0..groups {
+        len += part;
+        if groups > 1 {
+            len = round_up(len, 64);
+        }
+    }
+    round_up(len, 64) as usize
+}
+
+/// The sparse chunks (their lengths depend on the values), one after the other.
+fn sparse_chunks(
+    k: &Kernel,
+    bias: Option<&[u16]>,
+    p: &Packing,
+    plans: &[Vec<Range<u32>>],
+    out: &mut Vec<u8>,
+) -> Result<Vec<Range<usize>>, BackendError> {
+    let per_group = k.cout / p.groups;
+    let mut ranges = Vec::with_capacity(plans.len());
+    for mine in plans {
         let start = out.len();
-        out.reserve(chunk_capacity(k, bias.is_some(), p.groups, &mine));
         for g in 0..p.groups {
             let first = g * per_group + p.channels.start;
-            for b in &mine {
-                let chans = first + b.start..first + b.end;
-                if p.sparse {
-                    sparse_block(out, k, bias, chans)?;
-                } else {
-                    dense_block(out, k, bias, chans);
-                }
+            for b in mine {
+                sparse_block(out, k, bias, first + b.start..first + b.end)?;
             }
             if p.groups > 1 {
                 pad64(out);
@@ -226,24 +307,52 @@ fn pad64(v: &mut Vec<u8>) {
     v.resize(round_up(v.len() as u64, 64) as usize, 0);
 }
 
-fn push_bias(out: &mut Vec<u8>, bias: Option<&[u16]>, chans: &Range<u32>) {
+/// Where a dense chunk is written: the section's vector (appending) or the chunk's own
+/// slice of it (filled in place, on any thread).
+trait Sink {
+    /// Appends `b`.
+    fn put(&mut self, b: &[u8]);
+}
+
+impl Sink for Vec<u8> {
+    fn put(&mut self, b: &[u8]) {
+        self.extend_from_slice(b);
+    }
+}
+
+/// A chunk's slice, filled from its start (already zero).
+struct Slot<'a> {
+    buf: &'a mut [u8],
+    at: usize,
+}
+
+impl Slot<'_> {
+    /// Skips to the next multiple of 64 bytes from the chunk's start (the zeros are there).
+    fn pad64(&mut self) {
+        self.at = round_up(self.at as u64, 64) as usize;
+    }
+}
+
+impl Sink for Slot<'_> {
+    fn put(&mut self, b: &[u8]) {
+        if let Some(dst) = self.buf.get_mut(self.at..self.at + b.len()) {
+            dst.copy_from_slice(b);
+        }
+        self.at += b.len();
+    }
+}
+
+fn push_bias(out: &mut impl Sink, bias: Option<&[u16]>, chans: &Range<u32>) {
     if let Some(b) = bias {
         for oc in chans.clone() {
-            out.extend_from_slice(&b.get(oc as usize).copied().unwrap_or(0).to_le_bytes());
+            out.put(&b.get(oc as usize).copied().unwrap_or(0).to_le_bytes());
         }
     }
 }
 
-/// The bytes a dense chunk of `blocks` (per group) takes, padding included.
-fn chunk_capacity(k: &Kernel, bias: bool, groups: u32, blocks: &[Range<u32>]) -> usize {
-    let chans: u64 = blocks.iter().map(|b| u64::from(b.end - b.start)).sum();
-    let per_channel = k.taps() * k.fmt.size() as u64 + if bias { 2 } else { 0 };
-    usize::try_from((chans * per_channel + 64) * u64::from(groups.max(1))).unwrap_or(0)
-}
-
 /// `[biases][coefficients: tap-major, output channel fastest]`: the block's rows of the
 /// kernel (one per output channel) read across, a coefficient of each row per tap.
-fn dense_block(out: &mut Vec<u8>, k: &Kernel, bias: Option<&[u16]>, chans: Range<u32>) {
+fn dense_block(out: &mut impl Sink, k: &Kernel, bias: Option<&[u16]>, chans: Range<u32>) {
     push_bias(out, bias, &chans);
     let size = k.fmt.size();
     let row = k.taps() as usize * size;
@@ -252,7 +361,7 @@ fn dense_block(out: &mut Vec<u8>, k: &Kernel, bias: Option<&[u16]>, chans: Range
     for tap in 0..k.taps() as usize {
         let at = tap * size..(tap + 1) * size;
         for r in &rows {
-            out.extend_from_slice(r.get(at.clone()).unwrap_or(&[]));
+            out.put(r.get(at.clone()).unwrap_or(&[]));
         }
     }
 }
