@@ -14,7 +14,7 @@ pub mod check;
 #[allow(unsafe_code, missing_docs, unused_imports, dead_code, deprecated, non_camel_case_types)]
 #[allow(clippy::all, clippy::pedantic, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #[rustfmt::skip]
-#[path = "generated/e5_generated.rs"]
+#[path = "generated/mod.rs"]
 mod generated;
 
 pub use generated::e5_rt::fb::{
