@@ -33,6 +33,7 @@ pub mod task;
 pub mod td;
 pub mod weights;
 pub mod window;
+pub mod zeroed;
 
 pub use error::BackendError;
 pub use generation::Compat;

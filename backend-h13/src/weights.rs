@@ -24,6 +24,7 @@
 use crate::encode::KERNEL_CHANNELS;
 use crate::error::BackendError;
 use crate::layout::round_up;
+use crate::zeroed::Zeroed;
 use anec_ir::mil::SharedBytes;
 use anec_ir::{Blob, DType};
 use half::f16;
@@ -169,8 +170,9 @@ fn convert(blob: &Blob) -> Result<(DType, SharedBytes), BackendError> {
 
 /// Packs `k` (with `bias`, fp16 bits per output channel, inline) as `p` says.
 pub fn bank(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<WeightBank, BackendError> {
-    let mut all = Vec::new();
+    let mut all = Zeroed::default();
     let ranges = bank_into(k, bias, p, &mut all)?;
+    let all = all.into_vec();
     let chunks = ranges.into_iter().map(|r| all.get(r).unwrap_or_default().to_vec()).collect();
     Ok(WeightBank { fmt: k.fmt, chunks })
 }
@@ -182,7 +184,7 @@ pub fn bank_into(
     k: &Kernel,
     bias: Option<&[u16]>,
     p: &Packing,
-    out: &mut Vec<u8>,
+    out: &mut Zeroed,
 ) -> Result<Vec<Range<usize>>, BackendError> {
     if p.groups == 0 || !k.cout.is_multiple_of(p.groups) || bias.is_some_and(|b| b.len() != k.cout as usize) {
         return Err(BackendError::Internal(format!("a kernel of {} channels in {} groups", k.cout, p.groups)));
@@ -193,6 +195,30 @@ pub fn bank_into(
     if !out.len().is_multiple_of(64) {
         return Err(BackendError::Internal("a bank written at an unaligned offset".into()));
     }
+    let ranges = pack_into(k, bias, p, out)?;
+    release_packed(k, p);
+    Ok(ranges)
+}
+
+/// Lets the kernel rows just packed leave memory (a mapped weight file's pages): each
+/// weight is read once, so a model's weights need not all be resident at the end.
+fn release_packed(k: &Kernel, p: &Packing) {
+    let row = k.taps() as usize * k.fmt.size();
+    let (start, end) = (p.channels.start as usize * row, p.channels.end as usize * row);
+    if p.groups == 1 {
+        k.bytes.slice(start..end).inspect(SharedBytes::release);
+    } else if p.channels == (0..k.cout / p.groups) {
+        k.bytes.release();
+    }
+}
+
+/// The packing of [`bank_into`], its arguments checked.
+fn pack_into(
+    k: &Kernel,
+    bias: Option<&[u16]>,
+    p: &Packing,
+    out: &mut Zeroed,
+) -> Result<Vec<Range<usize>>, BackendError> {
     let n = p.channels.end.saturating_sub(p.channels.start);
     let plans: Vec<Vec<Range<u32>>> =
         (0..KERNEL_CHANNELS as u32).map(|ne| blocks(n, p.ocg_size, ne)).take_while(|m| !m.is_empty()).collect();
@@ -201,9 +227,8 @@ pub fn bank_into(
     }
     let lens: Vec<usize> = plans.iter().map(|m| dense_len(k, bias.is_some(), p.groups, m)).collect();
     let start = out.len();
-    out.resize(start + lens.iter().sum::<usize>(), 0);
     let mut slots = Vec::with_capacity(lens.len());
-    let mut rest = out.get_mut(start..).unwrap_or_default();
+    let mut rest = out.grow(lens.iter().sum::<usize>());
     for &len in &lens {
         let (chunk, tail) = rest.split_at_mut(len.min(rest.len()));
         slots.push(chunk);
@@ -282,10 +307,14 @@ fn sparse_chunks(
     bias: Option<&[u16]>,
     p: &Packing,
     plans: &[Vec<Range<u32>>],
-    out: &mut Vec<u8>,
+    section: &mut Zeroed,
 ) -> Result<Vec<Range<usize>>, BackendError> {
     let per_group = k.cout / p.groups;
     let mut ranges = Vec::with_capacity(plans.len());
+    // Built apart (the lengths depend on the values), then appended: `section` is at a
+    // multiple of 64, so the padding within is the same.
+    let base = section.len();
+    let out = &mut Vec::new();
     for mine in plans {
         let start = out.len();
         for g in 0..p.groups {
@@ -298,8 +327,9 @@ fn sparse_chunks(
             }
         }
         pad64(out);
-        ranges.push(start..out.len());
+        ranges.push(base + start..base + out.len());
     }
+    section.extend_from_slice(out);
     Ok(ranges)
 }
 
@@ -312,11 +342,20 @@ fn pad64(v: &mut Vec<u8>) {
 trait Sink {
     /// Appends `b`.
     fn put(&mut self, b: &[u8]);
+
+    /// The next `len` bytes, to be filled (zero).
+    fn next(&mut self, len: usize) -> &mut [u8];
 }
 
 impl Sink for Vec<u8> {
     fn put(&mut self, b: &[u8]) {
         self.extend_from_slice(b);
+    }
+
+    fn next(&mut self, len: usize) -> &mut [u8] {
+        let start = self.len();
+        self.resize(start + len, 0);
+        self.get_mut(start..).unwrap_or_default()
     }
 }
 
@@ -335,10 +374,14 @@ impl Slot<'_> {
 
 impl Sink for Slot<'_> {
     fn put(&mut self, b: &[u8]) {
-        if let Some(dst) = self.buf.get_mut(self.at..self.at + b.len()) {
-            dst.copy_from_slice(b);
-        }
-        self.at += b.len();
+        self.next(b.len()).copy_from_slice(b);
+    }
+
+    /// Past the end of the slot, nothing (the length check of [`dense_chunk`] then fails).
+    fn next(&mut self, len: usize) -> &mut [u8] {
+        let at = self.at;
+        self.at += len;
+        self.buf.get_mut(at..at + len).unwrap_or_default()
     }
 }
 
@@ -358,13 +401,40 @@ fn dense_block(out: &mut impl Sink, k: &Kernel, bias: Option<&[u16]>, chans: Ran
     let row = k.taps() as usize * size;
     let all: &[u8] = &k.bytes;
     let rows: Vec<&[u8]> = chans.map(|oc| all.get(oc as usize * row..(oc as usize + 1) * row).unwrap_or(&[])).collect();
-    for tap in 0..k.taps() as usize {
-        let at = tap * size..(tap + 1) * size;
-        for r in &rows {
-            out.put(r.get(at.clone()).unwrap_or(&[]));
+    let dst = out.next(rows.len() * row);
+    match size {
+        1 => transpose::<1>(dst, &rows),
+        2 => transpose::<2>(dst, &rows),
+        _ => transpose::<4>(dst, &rows),
+    }
+}
+
+/// Writes `rows` (of `S`-byte elements) into `dst` column by column: element `t` of every
+/// row, then element `t + 1`. The element size is a constant so that each copy is one move,
+/// not a call, and the columns go in bands of [`BAND`] bytes of each row, so that every row
+/// is read a cache line at a time and a band's writes stay in the first-level cache (this
+/// loop is most of a large model's packing).
+fn transpose<const S: usize>(dst: &mut [u8], rows: &[&[u8]]) {
+    let width = rows.len() * S;
+    if width == 0 {
+        return;
+    }
+    let per_band = BAND / S;
+    for (b, band) in dst.chunks_mut(width * per_band).enumerate() {
+        let first = b * per_band;
+        for (r, row) in rows.iter().enumerate() {
+            let src = row.get(first * S..).unwrap_or_default().chunks_exact(S);
+            for (v, column) in src.zip(band.chunks_exact_mut(width)) {
+                if let Some(slot) = column.get_mut(r * S..r * S + S) {
+                    slot.copy_from_slice(v);
+                }
+            }
         }
     }
 }
+
+/// Bytes of each row a band of [`transpose`] takes: one cache line.
+const BAND: usize = 64;
 
 /// The bytes of coefficient `(oc, tap)` of `k`, `tap` running over input channel, row,
 /// column.

@@ -25,4 +25,4 @@ pub use error::CodegenError;
 pub use hwx::file::HwxFile;
 pub use hwx::model::{BoundTensor, ConstSymbol, Hwx, Relocation, TensorRole};
 pub use hwx::reader::{check_canonical, parse_hwx, parse_hwx_structure, read_hwx};
-pub use hwx::writer::{tensor_addresses, write_hwx};
+pub use hwx::writer::{hwx_pieces, tensor_addresses, write_hwx, HwxPieces};

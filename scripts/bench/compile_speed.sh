@@ -18,11 +18,16 @@ mkdir -p "$work"
 cargo build --release -p anec >/dev/null 2>&1
 anec="$PWD/target/release/anec"
 
-# seconds and peak RSS (KB) of a command, the median of three runs
+# seconds and peak RSS (KB) of a command writing OUT (removed first), the median of three
+# runs. Each run starts after `sync` with OUT gone, so that neither the previous run's
+# dirty pages nor replacing a file of the same size (ext4 flushes a file renamed or
+# truncated over another) are counted: the compile and `cp` are measured alike.
 measure() {
+  local out_path=$1; shift
   local runs=() rss=0
   for _ in 1 2 3; do
     local out
+    rm -rf "$out_path"; sync
     /usr/bin/time -f "%e %M" -o "$work/time.txt" "$@" >/dev/null 2>&1
     out=$(tail -1 "$work/time.txt")
     runs+=("${out% *}")
@@ -44,9 +49,10 @@ row() { # name dir
   local bytes
   bytes=$(stat -c %s "$dir/weights/weight.bin")
   cat "$dir/weights/weight.bin" >/dev/null  # warm the page cache for both
-  read -r cp_s _ < <(measure cp "$dir/weights/weight.bin" "$work/copy.bin")
+  read -r cp_s _ < <(measure "$work/copy.bin" cp "$dir/weights/weight.bin" "$work/copy.bin")
   rm -f "$work/copy.bin"
-  read -r c_s c_kb < <(measure "$anec" compile "$dir/model.mil" -o "$dir/out")
+  read -r c_s c_kb < <(measure "$dir/out" "$anec" compile "$dir/model.mil" -o "$dir/out")
+  rm -rf "$dir/out"
   python3 - "$name" "$bytes" "$cp_s" "$c_s" "$c_kb" <<'PY'
 import sys
 name, size, cp, c, kb = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
@@ -90,10 +96,10 @@ dir="$work/fp16_24"   # 100.7M parameters
 [ -f "$dir/model.mil" ] || python3 scripts/bench/stacked_convs.py "$dir" 24
 rm -rf "$work/cache"
 read -r cold_s _ < <(measure_once "$anec" compile "$dir/model.mil" -o "$dir/out" --cache-dir "$work/cache")
-read -r warm_s warm_kb < <(measure "$anec" compile "$dir/model.mil" -o "$dir/out" --cache-dir "$work/cache")
+read -r warm_s warm_kb < <(measure "$dir/out" "$anec" compile "$dir/model.mil" -o "$dir/out" --cache-dir "$work/cache")
 echo "compile cache, 100.7M fp16 parameters: cold (compile and store) $cold_s s, warm hit $warm_s s, peak RSS $((warm_kb / 1024)) MiB"
 
 echo
 [ -f "$work/long32k.mil" ] || python3 scripts/bench/long_mil.py "$work/long32k.mil" 32000
-read -r l_s l_kb < <(measure "$anec" compile "$work/long32k.mil" --emit anec-ir)
+read -r l_s l_kb < <(measure "$work/none" "$anec" compile "$work/long32k.mil" --emit anec-ir)
 echo "parse and lower a 32,000-statement MIL file (--emit anec-ir): $l_s s, peak RSS $((l_kb / 1024)) MiB"

@@ -1,7 +1,7 @@
 //! Conformance with Apple's compiler: compiling the netplist each Apple program in
 //! `shared/fixtures/apple-h13/hwx` was built from must reproduce its TDs word for word, its
 //! `__const` bytes, and its load commands (except the LC_IDENT text and the hash part of
-//! `K<sha256>` symbol names). Remaining differences are listed in `docs/conformance.md`.
+//! `K<hash>` symbol names). Remaining differences are listed in `docs/conformance.md`.
 //! These programs are v4.2.1's, so they are compiled with `--apple-compat 4.2`.
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)] // tests fail loudly

@@ -1,8 +1,8 @@
 //! Symbol names: the content hash in weight-chunk names, and the label a symbol is
 //! matched by in a diff.
 //!
-//! Apple names `__const` chunks `K<sha256>_ne_<i>` (or `K<sha256>` for a single table),
-//! 64 upper-case hex digits of a hash over the content. Our hashes legitimately differ,
+//! Apple names `__const` chunks `K<hash>_ne_<i>` (or `K<hash>` for a single table),
+//! 64 upper-case hex digits of a hash over the content (ours: BLAKE3). Our hashes legitimately differ,
 //! so conformance diffs compare these names with the hash replaced by `<hash>`.
 
 /// `name` with the 64-hex-digit hash of `K<hash>` or `K<hash>_ne_<i>` replaced by

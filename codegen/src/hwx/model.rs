@@ -50,7 +50,7 @@ pub struct BoundTensor {
 /// A symbol naming a chunk of `__const` (a weight chunk or an activation table).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConstSymbol {
-    /// `K<sha256>_ne_<i>` for weight chunks, `K<sha256>` for a single table.
+    /// `K<hash>_ne_<i>` for weight chunks, `K<hash>` for a single table (64 hex digits).
     pub name: String,
     /// Byte offset inside `__const`.
     pub offset: u64,

@@ -130,7 +130,8 @@ pub fn tensor_addresses(h: &Hwx) -> Result<Vec<u64>, CodegenError> {
     Ok(Layout::new(h)?.tensor_addrs)
 }
 
-/// Writes `h` as an `.hwx` file.
+/// Writes `h` as an `.hwx` file, in memory ([`hwx_pieces`] writes it to a file without
+/// building it whole).
 ///
 /// # Errors
 /// [`CodegenError::Invalid`] for inconsistent content (a BAR index outside 2..32 or
@@ -139,6 +140,58 @@ pub fn tensor_addresses(h: &Hwx) -> Result<Vec<u64>, CodegenError> {
 /// that is not a permutation), [`CodegenError::Overflow`] for a value too wide for its
 /// field.
 pub fn write_hwx(h: &Hwx) -> Result<Vec<u8>, CodegenError> {
+    let p = hwx_pieces(h)?;
+    let mut out = Vec::with_capacity(usize::try_from(p.len()).unwrap_or(0));
+    out.extend_from_slice(&p.head);
+    out.extend_from_slice(p.consts);
+    out.resize(out.len() + p.tail, 0);
+    Ok(out)
+}
+
+/// An `.hwx` file as three runs of bytes, one after the other: everything up to
+/// `__TEXT,__const` (header, load commands, tables, `__text`), the constants (borrowed from
+/// the program, not copied) and the zeros that end `__TEXT` on its page.
+#[derive(Debug)]
+pub struct HwxPieces<'a> {
+    /// The bytes before `__const`.
+    pub head: Vec<u8>,
+    /// `__const`.
+    pub consts: &'a [u8],
+    /// Zero bytes after `__const`.
+    pub tail: usize,
+}
+
+impl HwxPieces<'_> {
+    /// The file's length.
+    pub fn len(&self) -> u64 {
+        len64(&self.head) + len64(self.consts) + self.tail as u64
+    }
+
+    /// Never: a file has at least its header.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Writes the file to `w`, piece by piece.
+    pub fn write_to(&self, w: &mut impl std::io::Write) -> std::io::Result<()> {
+        w.write_all(&self.head)?;
+        w.write_all(self.consts)?;
+        let zeros = [0u8; 0x4000];
+        let mut left = self.tail;
+        while left > 0 {
+            let n = left.min(zeros.len());
+            w.write_all(&zeros[..n])?;
+            left -= n;
+        }
+        Ok(())
+    }
+}
+
+/// Lays out `h` as [`write_hwx`] does, returning the file as [`HwxPieces`].
+///
+/// # Errors
+/// As [`write_hwx`].
+pub fn hwx_pieces(h: &Hwx) -> Result<HwxPieces<'_>, CodegenError> {
     check_content(h)?;
     let layout = Layout::new(h)?;
     let parts = Parts::new(h, &layout)?;
@@ -255,14 +308,12 @@ impl Parts {
     }
 
     /// The whole file with `__TEXT` at file offset `text_off`.
-    fn assemble(&self, h: &Hwx, l: &Layout, text_off: u64) -> Result<Vec<u8>, CodegenError> {
+    fn assemble<'h>(&self, h: &'h Hwx, l: &Layout, text_off: u64) -> Result<HwxPieces<'h>, CodegenError> {
         let (symoff, stroff, reloff) = self.offsets()?;
         let reloff = if self.nreloc == 0 { 0 } else { reloff };
         let ncmds = 3 + self.middle.len() as u64;
-        // The whole file in one allocation: the sections and tables, a page of slack.
-        let size =
-            text_off as usize + h.text.len() + h.consts.len() + self.tables.nlist.len() + self.tables.strings.len();
-        let mut out = Output::with_capacity(size + 0x4000);
+        let const_off = add(text_off, l.const_rel, "__const file offset")?;
+        let mut out = Output::with_capacity(usize::try_from(const_off).unwrap_or(0));
         out.bytes(&commands::header(h.cpu_subtype, ncmds, self.sizeofcmds())?);
         out.bytes(&commands::segment(&pagezero())?);
         out.bytes(&commands::segment(&text_segment(h, l, text_off, reloff)?)?);
@@ -277,10 +328,13 @@ impl Parts {
         }
         out.pad_to(text_off, "header part")?;
         out.bytes(&h.text);
-        out.pad_to(add(text_off, l.const_rel, "__const file offset")?, "__text")?;
-        out.bytes(&h.consts);
-        out.pad_to(add(text_off, l.text_seg_size, "file size")?, "__const")?;
-        Ok(out.finish())
+        out.pad_to(const_off, "__text")?;
+        let end = add(text_off, l.text_seg_size, "file size")?;
+        let tail = end.checked_sub(add(const_off, len64(&h.consts), "__const end")?);
+        let tail = tail
+            .and_then(|t| usize::try_from(t).ok())
+            .ok_or_else(|| CodegenError::Invalid(format!("__const ends past the end of __TEXT ({end:#x})")))?;
+        Ok(HwxPieces { head: out.finish(), consts: &h.consts, tail })
     }
 }
 

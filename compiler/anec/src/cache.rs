@@ -57,12 +57,15 @@ impl Cache {
     /// Stores `payload` under `key`, atomically.
     pub fn put(&self, key: &str, payload: &[u8]) -> Result<(), Error> {
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
-        let mut entry = Vec::with_capacity(HEADER + payload.len());
-        entry.extend_from_slice(MAGIC);
-        entry.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        entry.extend_from_slice(hash(payload).as_bytes());
-        entry.extend_from_slice(payload);
-        crate::write_atomically(&self.entry_path(key), &entry)
+        let mut head = Vec::with_capacity(HEADER);
+        head.extend_from_slice(MAGIC);
+        head.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        head.extend_from_slice(hash(payload).as_bytes());
+        crate::write_atomically_with(&self.entry_path(key), |f| {
+            use std::io::Write;
+            f.write_all(&head)?;
+            f.write_all(payload)
+        })
     }
 }
 

@@ -4,7 +4,7 @@
 //! ```no_run
 //! let opts = anec::Options::new(anec::Target::H13g);
 //! let out = anec::compile_file(std::path::Path::new("examples/conv/net.plist"), &opts)?;
-//! anec::write_atomically(std::path::Path::new("out/conv.hwx"), out.hwx_file())?;
+//! out.persist(std::path::Path::new("out/conv.hwx"))?;
 //! # Ok::<(), anec::Error>(())
 //! ```
 //! The pipeline reads in one function, [`compile_module`]: front end, passes (verify and
@@ -20,6 +20,7 @@ pub mod input;
 pub mod output;
 pub mod progress;
 pub mod run;
+pub mod staged;
 pub mod target;
 mod verify;
 
@@ -27,7 +28,8 @@ pub use anec_backend_h13::Compat;
 pub use bundle::{compile_bundle, compile_mil_bundle, Bundle};
 pub use error::Error;
 pub use input::{load_function, load_mil, InputKind, DEFAULT_FUNCTION};
-pub use output::write_atomically;
+pub use output::{write_atomically, write_atomically_with};
+pub use staged::Staged;
 pub use target::Target;
 pub use verify::program as verify_program;
 
@@ -56,6 +58,10 @@ pub struct Options {
     /// Which generation of Apple's compiler the program follows (`--apple-compat`): the
     /// current one's sparse register records by default, or v4.2.1's dense TDs.
     pub compat: Compat,
+    /// Where a large program's file is written before it reaches its destination: the
+    /// output directory, so that [`Compiled::persist`] only renames it. `None`: the
+    /// system's temporary directory. Nothing of the program depends on it.
+    pub stage_dir: Option<std::path::PathBuf>,
 }
 
 impl Options {
@@ -67,6 +73,7 @@ impl Options {
             function: DEFAULT_FUNCTION.to_string(),
             route: Route::Direct,
             compat: Compat::default(),
+            stage_dir: None,
         }
     }
 
@@ -93,18 +100,24 @@ pub struct Compiled {
     /// Its buffers, and every intermediate's place and lifetime (`anec dump --plan`).
     pub plan: anec_passes::plan::MemoryPlan,
     /// The `.hwx` file, written once (the bytes the verifier read back, shared with it).
-    file: anec_ir::mil::SharedBytes,
+    file: Staged,
 }
 
 impl Compiled {
     /// The `.hwx` file bytes (a copy; [`Compiled::hwx_file`] borrows them).
     pub fn hwx_bytes(&self) -> Result<Vec<u8>, Error> {
-        Ok(self.file.to_vec())
+        Ok(self.file.bytes().to_vec())
     }
 
     /// The `.hwx` file bytes.
     pub fn hwx_file(&self) -> &[u8] {
-        &self.file
+        self.file.bytes()
+    }
+
+    /// Puts the `.hwx` file at `path`, atomically: a rename when it was written in that
+    /// directory ([`Options::stage_dir`]), else a copy.
+    pub fn persist(self, path: &Path) -> Result<(), Error> {
+        self.file.persist(path)
     }
 
     /// The Asahi `.anec` file bytes.
@@ -167,13 +180,12 @@ pub fn compile_module_with(
     }
     .map_err(|source| Error::Backend { file: file.to_string(), source })?;
     progress.phase(Phase::Write);
-    let bytes =
-        anec_codegen::write_hwx(&program.hwx).map_err(|source| Error::Codegen { file: file.to_string(), source })?;
-    let bytes = anec_ir::mil::SharedBytes::from_vec(bytes);
+    let codegen = |source| Error::Codegen { file: file.to_string(), source };
+    let staged = Staged::write(&anec_codegen::hwx_pieces(&program.hwx).map_err(codegen)?, opts.stage_dir.as_deref())?;
     let mut hwx = program.hwx;
-    hwx.consts = const_window(&bytes).map_err(|source| Error::Codegen { file: file.to_string(), source })?;
-    verify::program(&bytes, &hwx, file)?;
-    Ok(Compiled { module: validated.into_module(), hwx, plan: program.plan, file: bytes })
+    hwx.consts = const_window(staged.bytes()).map_err(codegen)?;
+    verify::program(staged.bytes(), &hwx, file)?;
+    Ok(Compiled { module: validated.into_module(), hwx, plan: program.plan, file: staged })
 }
 
 /// The `__const` section of a written program, as a window of its bytes: the program's

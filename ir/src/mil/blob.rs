@@ -10,10 +10,27 @@ use std::fmt;
 use std::ops::Range;
 use std::sync::Arc;
 
+/// What a [`SharedBytes`] window looks into: bytes in memory, or a memory-mapped file.
+pub trait Backing: Send + Sync {
+    /// The bytes.
+    fn bytes(&self) -> &[u8];
+
+    /// Says that `range` will not be read again soon. A memory map drops those pages from
+    /// the process (a later read brings them back from the file), so that weights already
+    /// packed stop counting in the compiler's memory; bytes in memory stay as they are.
+    fn release(&self, _range: Range<usize>) {}
+}
+
+impl Backing for Vec<u8> {
+    fn bytes(&self) -> &[u8] {
+        self
+    }
+}
+
 /// A window into a shared, immutable byte buffer.
 #[derive(Clone)]
 pub struct SharedBytes {
-    buf: Arc<dyn AsRef<[u8]> + Send + Sync>,
+    buf: Arc<dyn Backing>,
     range: Range<usize>,
 }
 
@@ -25,8 +42,8 @@ impl SharedBytes {
     }
 
     /// A window `range` of a shared buffer; `None` when it does not fit.
-    pub fn window(buf: Arc<dyn AsRef<[u8]> + Send + Sync>, range: Range<usize>) -> Option<Self> {
-        let len = (*buf).as_ref().len();
+    pub fn window(buf: Arc<dyn Backing>, range: Range<usize>) -> Option<Self> {
+        let len = buf.bytes().len();
         (range.start <= range.end && range.end <= len).then_some(SharedBytes { buf, range })
     }
 
@@ -41,7 +58,14 @@ impl SharedBytes {
 
     /// The bytes.
     pub fn as_slice(&self) -> &[u8] {
-        (*self.buf).as_ref().get(self.range.clone()).unwrap_or(&[])
+        self.buf.bytes().get(self.range.clone()).unwrap_or(&[])
+    }
+
+    /// Says that these bytes will not be read again soon ([`Backing::release`]): the pages
+    /// of a memory-mapped window leave the process's memory; reading them again is still
+    /// correct, only slower.
+    pub fn release(&self) {
+        self.buf.release(self.range.clone());
     }
 }
 

@@ -14,12 +14,14 @@
 pub mod blob;
 pub mod elements;
 pub mod literal;
+pub mod mapped;
 pub mod print;
 pub mod span;
 pub mod types;
 
-pub use blob::{zero_blobs, BlobData, BlobKey, BlobTable, SharedBytes};
+pub use blob::{zero_blobs, Backing, BlobData, BlobKey, BlobTable, SharedBytes};
 pub use literal::Literal;
+pub use mapped::map_file;
 pub use span::{LineIndex, Span};
 pub use types::{Dim, ScalarType, Type};
 

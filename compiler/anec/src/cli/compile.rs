@@ -46,6 +46,7 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
     opts.function.clone_from(&req.function);
     opts.compat = req.compat;
     opts.banner_args = vec![format!("-i {}", req.input.display()), format!("-o {}", out_path.display())];
+    opts.stage_dir = Some(req.output.clone());
     match req.emit {
         Emit::AnecIr => {
             let module = anec::load_function(&req.input, &req.function)?;
@@ -59,7 +60,7 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
     }
     opts.route = anec::route_of(InputKind::of(&req.input)?);
     let Some(dir) = &req.cache_dir else {
-        anec::write_atomically(&out_path, program(req, &opts)?.bytes())?;
+        program(req, &opts)?.persist(&out_path)?;
         return Ok(ExitCode::SUCCESS);
     };
     // The cache: a stored program is written as it is; else compile and store.
@@ -71,7 +72,7 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
     }
     let p = program(req, &opts)?;
     cache.put(&key, p.bytes())?;
-    anec::write_atomically(&out_path, p.bytes())?;
+    p.persist(&out_path)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -88,6 +89,14 @@ impl Program {
         match self {
             Program::Hwx(c) => c.hwx_file(),
             Program::Anec(b) => b,
+        }
+    }
+
+    /// Puts the program at `path`, atomically (a rename when it was written beside it).
+    fn persist(self, path: &Path) -> Result<(), Error> {
+        match self {
+            Program::Hwx(c) => c.persist(path),
+            Program::Anec(b) => anec::write_atomically(path, &b),
         }
     }
 }

@@ -153,7 +153,7 @@ enum Command {
     },
     /// Compare two programs field by field; exit 1 when they differ, 2 on error.
     ///
-    /// The LC_IDENT banner and the hash part of `K<sha256>` weight-symbol names identify
+    /// The LC_IDENT banner and the hash part of `K<hash>` weight-symbol names identify
     /// the compiler and its hashing, not the program: their differences are reported as a
     /// note unless --strict makes them count.
     ///

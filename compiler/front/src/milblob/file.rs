@@ -6,12 +6,10 @@
 
 use super::dtype_from_code;
 use anec_ir::mil::{ScalarType, SharedBytes};
-use memmap2::Mmap;
 use std::fmt;
 use std::fs::File;
 use std::io::{self, Read};
 use std::path::Path;
-use std::sync::Arc;
 
 /// Files at least this large are memory-mapped instead of read.
 pub const MMAP_THRESHOLD: u64 = 1 << 20;
@@ -23,12 +21,10 @@ const VERSION: u32 = 2;
 /// The first word of every metadata record.
 const SENTINEL: u32 = 0xDEAD_BEEF;
 
-type Buffer = Arc<dyn AsRef<[u8]> + Send + Sync>;
-
 /// An opened MILBlob v2 file.
 #[derive(Clone)]
 pub struct BlobFile {
-    buf: Buffer,
+    buf: SharedBytes,
     count: u32,
 }
 
@@ -141,7 +137,7 @@ impl BlobFile {
         let mut file = File::open(path).map_err(BlobFileError::Io)?;
         let len = file.metadata().map_err(BlobFileError::Io)?.len();
         if len >= MMAP_THRESHOLD {
-            return Self::from_buffer(Arc::new(map(&file).map_err(BlobFileError::Io)?));
+            return Self::from_buffer(anec_ir::mil::map_file(&file).map_err(BlobFileError::Io)?);
         }
         let mut bytes = Vec::with_capacity(usize::try_from(len).unwrap_or(0));
         file.read_to_end(&mut bytes).map_err(BlobFileError::Io)?;
@@ -150,11 +146,11 @@ impl BlobFile {
 
     /// A file from bytes already in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, BlobFileError> {
-        Self::from_buffer(Arc::new(bytes))
+        Self::from_buffer(SharedBytes::from_vec(bytes))
     }
 
-    fn from_buffer(buf: Buffer) -> Result<Self, BlobFileError> {
-        let bytes = (*buf).as_ref();
+    fn from_buffer(buf: SharedBytes) -> Result<Self, BlobFileError> {
+        let bytes = buf.as_slice();
         let len = bytes.len() as u64;
         if len < RECORD {
             return Err(BlobFileError::TooShort(len));
@@ -168,7 +164,7 @@ impl BlobFile {
 
     /// The file length in bytes.
     pub fn len(&self) -> u64 {
-        (*self.buf).as_ref().len() as u64
+        self.buf.as_slice().len() as u64
     }
 
     /// True for an empty buffer (never, for an opened file: the header is required).
@@ -189,7 +185,7 @@ impl BlobFile {
         let Some(start) = start else {
             return Err(BlobRecordError::RecordOutside { offset, len });
         };
-        let bytes = (*self.buf).as_ref();
+        let bytes = self.buf.as_slice();
         let found = le_u32(bytes, start);
         if found != SENTINEL {
             return Err(BlobRecordError::Sentinel { offset, found });
@@ -204,19 +200,7 @@ impl BlobFile {
 
     fn window(&self, start: u64, size: u64) -> Option<SharedBytes> {
         let end = usize::try_from(start.checked_add(size)?).ok()?;
-        SharedBytes::window(self.buf.clone(), usize::try_from(start).ok()?..end)
-    }
-}
-
-/// Maps `file` read-only.
-fn map(file: &File) -> io::Result<Mmap> {
-    // SAFETY: the map is read-only and only ever read through `&[u8]`. memmap2 cannot rule
-    // out another process truncating or rewriting the file while it is mapped; model files
-    // are inputs the compiler reads and nobody writes during a compilation, and the same
-    // assumption is made by every tool that maps its inputs.
-    #[allow(unsafe_code)]
-    unsafe {
-        Mmap::map(file)
+        self.buf.slice(usize::try_from(start).ok()?..end)
     }
 }
 

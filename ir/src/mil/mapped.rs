@@ -1,0 +1,49 @@
+//! Files mapped into memory read-only, as [`SharedBytes`]: the weight files the front end
+//! reads and the program file the compiler writes and reads back. The one place a file is
+//! mapped; its pages can be let go once read ([`SharedBytes::release`]).
+
+use super::blob::{Backing, SharedBytes};
+use memmap2::Mmap;
+use std::fs::File;
+use std::io;
+use std::ops::Range;
+use std::sync::Arc;
+
+/// A file mapped read-only.
+struct Mapped(Mmap);
+
+impl Backing for Mapped {
+    fn bytes(&self) -> &[u8] {
+        &self.0
+    }
+
+    fn release(&self, range: Range<usize>) {
+        let len = range.end.saturating_sub(range.start);
+        if range.end > self.0.len() || len == 0 {
+            return;
+        }
+        // SAFETY: `MADV_DONTNEED` on a read-only shared map of a file drops the pages from
+        // this process; the next read faults them in again from the page cache or the
+        // file, with the same bytes (nothing ever writes through the map). memmap2 widens
+        // the range to whole pages, which only releases neighbours' pages as well, with
+        // the same harmless effect. Failure only means the pages stay.
+        #[allow(unsafe_code)]
+        let _ = unsafe { self.0.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, range.start, len) };
+    }
+}
+
+/// The whole of `file`, mapped read-only.
+///
+/// # Errors
+/// The system's, when the file cannot be mapped.
+pub fn map_file(file: &File) -> io::Result<SharedBytes> {
+    // SAFETY: the map is read-only and only ever read through `&[u8]`. memmap2 cannot rule
+    // out another process truncating or rewriting the file while it is mapped; the files
+    // mapped are model inputs, which nobody writes during a compilation (the assumption of
+    // every tool that maps its inputs), and the compiler's own temporary program file.
+    #[allow(unsafe_code)]
+    let map = unsafe { Mmap::map(file)? };
+    let len = map.len();
+    SharedBytes::window(Arc::new(Mapped(map)), 0..len)
+        .ok_or_else(|| io::Error::other("a mapped file is shorter than its own length"))
+}
