@@ -7,10 +7,17 @@
 //!   the compiler reads it: a MIL program as printed plus every weight blob's bytes, a
 //!   netplist's bytes plus every resource of its procedures, an `.mlir` file's bytes. Paths
 //!   do not enter it except through the banner arguments the program records.
-//! - **Entry** `<DIR>/<key>.entry`: the magic `ANECCACH`, the payload's length (u64 LE) and
-//!   BLAKE3 hash, then the payload. A read checks all three; an entry that fails (cut
-//!   short, altered, unreadable) is removed and reported absent, so the caller compiles
-//!   and stores it again. Entries are written atomically (temporary file, then rename).
+//! - **Entry**: the program as it is, `<DIR>/<key>.hwx`, and its check `<DIR>/<key>.sum`:
+//!   the magic `ANECCACH`, the program's length (u64 LE) and BLAKE3 hash. A read checks all
+//!   three; an entry that fails (cut short, altered, unreadable, without its check) is
+//!   removed and reported absent, so the caller compiles and stores it again. Both files
+//!   are written atomically (temporary file, then rename), the check last.
+//! - **A hit** is put in place by a hard link of the entry's program (then a rename), not
+//!   a copy: a warm hit of a large model costs the two hashes (the key's weights and the
+//!   entry's check), not a write of the program. The output and the entry then share
+//!   their bytes until either is replaced (anec only ever replaces files by renaming); a
+//!   tool that edits the output in place alters the entry too, which its check then
+//!   refuses. Where a link cannot be made (another file system), the program is copied.
 //!
 //! Nothing here prints; the CLI decides what to say.
 
@@ -19,8 +26,8 @@ use std::path::{Path, PathBuf};
 
 /// The first bytes of every entry.
 const MAGIC: &[u8; 8] = b"ANECCACH";
-/// Magic, length, hash.
-const HEADER: usize = 8 + 8 + 32;
+/// The check: magic, length, hash.
+const SUM: usize = 8 + 8 + 32;
 /// Bytes above which a hash runs on several threads.
 const PARALLEL_HASH: usize = 1 << 20;
 
@@ -36,49 +43,71 @@ impl Cache {
         Cache { dir: dir.into() }
     }
 
-    /// Where the entry of `key` lives.
+    /// Where the program of the entry of `key` lives.
     pub fn entry_path(&self, key: &str) -> PathBuf {
-        self.dir.join(format!("{key}.entry"))
+        self.dir.join(format!("{key}.hwx"))
+    }
+
+    /// Where the check of the entry of `key` lives.
+    pub fn sum_path(&self, key: &str) -> PathBuf {
+        self.dir.join(format!("{key}.sum"))
     }
 
     /// The stored entry of `key`, checked; `None` when there is none or it fails its
     /// check (a failing entry is removed).
     pub fn get(&self, key: &str) -> Option<Entry> {
-        let path = self.entry_path(key);
-        let map = map(&path)?;
-        if checked(&map).is_none() {
-            // A corrupt entry is never used; removing it lets the next store replace it.
-            let _ = std::fs::remove_file(&path);
+        let (path, sum) = (self.entry_path(key), self.sum_path(key));
+        if !path.exists() && !sum.exists() {
             return None;
         }
-        Some(Entry { map })
+        let map = map(&path);
+        let ok = map.as_ref().is_some_and(|m| std::fs::read(&sum).is_ok_and(|s| checked(&s, m)));
+        match map {
+            Some(map) if ok => Some(Entry { map, path }),
+            _ => {
+                // A corrupt entry is never used; removing it lets the next store replace it.
+                let _ = std::fs::remove_file(&sum);
+                let _ = std::fs::remove_file(&path);
+                None
+            }
+        }
     }
 
     /// Stores `payload` under `key`, atomically.
     pub fn put(&self, key: &str, payload: &[u8]) -> Result<(), Error> {
         std::fs::create_dir_all(&self.dir).map_err(|e| Error::io(&self.dir, e))?;
-        let mut head = Vec::with_capacity(HEADER);
-        head.extend_from_slice(MAGIC);
-        head.extend_from_slice(&(payload.len() as u64).to_le_bytes());
-        head.extend_from_slice(hash(payload).as_bytes());
-        crate::write_atomically_with(&self.entry_path(key), |f| {
-            use std::io::Write;
-            f.write_all(&head)?;
-            f.write_all(payload)
-        })
+        let mut sum = Vec::with_capacity(SUM);
+        sum.extend_from_slice(MAGIC);
+        sum.extend_from_slice(&(payload.len() as u64).to_le_bytes());
+        sum.extend_from_slice(hash(payload).as_bytes());
+        crate::write_atomically(&self.entry_path(key), payload)?;
+        crate::write_atomically(&self.sum_path(key), &sum)
     }
 }
 
-/// A checked entry, mapped: its payload is read from the file as it is written out.
+/// A checked entry, mapped.
 #[derive(Debug)]
 pub struct Entry {
     map: memmap2::Mmap,
+    path: PathBuf,
 }
 
 impl Entry {
     /// The stored program.
     pub fn payload(&self) -> &[u8] {
-        self.map.get(HEADER..).unwrap_or_default()
+        &self.map
+    }
+
+    /// Puts the stored program at `dest`, atomically: a hard link of the entry renamed into
+    /// place, or a copy where no link can be made.
+    pub fn place_at(&self, dest: &Path) -> Result<(), Error> {
+        let dir = crate::output::directory_of(dest);
+        std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
+        let linked = tempfile::Builder::new().prefix(".anec-").make_in(&dir, |p| std::fs::hard_link(&self.path, p));
+        match linked {
+            Ok(tmp) => tmp.persist(dest).map(drop).map_err(|e| Error::io(dest, e.error)),
+            Err(_) => crate::write_atomically(dest, self.payload()),
+        }
     }
 }
 
@@ -94,12 +123,13 @@ fn map(path: &Path) -> Option<memmap2::Mmap> {
     }
 }
 
-/// The payload of an entry whose magic, length and hash hold.
-fn checked(entry: &[u8]) -> Option<&[u8]> {
-    let (head, payload) = (entry.get(..HEADER)?, entry.get(HEADER..)?);
-    let len = u64::from_le_bytes(head.get(8..16)?.try_into().ok()?);
-    let ok = head.get(..8)? == MAGIC && len == payload.len() as u64 && head.get(16..)? == hash(payload).as_bytes();
-    ok.then_some(payload)
+/// Whether `sum` is the check of `program`: magic, length and hash hold.
+fn checked(sum: &[u8], program: &[u8]) -> bool {
+    let len = sum.get(8..16).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes);
+    sum.len() == SUM
+        && sum.get(..8) == Some(MAGIC.as_slice())
+        && len == Some(program.len() as u64)
+        && sum.get(16..) == Some(hash(program).as_bytes().as_slice())
 }
 
 /// BLAKE3 of `bytes` (on all cores when large).
@@ -171,17 +201,40 @@ mod tests {
         assert!(cache.get("k").is_none());
         cache.put("k", b"program bytes").unwrap();
         assert_eq!(cache.get("k").unwrap().payload(), b"program bytes");
-        let path = cache.entry_path("k");
-        let mut bytes = std::fs::read(&path).unwrap();
-        for damage in [0usize, 9, 20, HEADER + 3] {
-            let mut bad = bytes.clone();
+        let (path, sum) = (cache.entry_path("k"), cache.sum_path("k"));
+        let good = std::fs::read(&sum).unwrap();
+        for damage in [0usize, 9, 20] {
+            let mut bad = good.clone();
             bad[damage] ^= 0x40;
-            std::fs::write(&path, &bad).unwrap();
-            assert!(cache.get("k").is_none(), "byte {damage} altered");
-            assert!(!path.exists(), "the damaged entry is removed");
+            std::fs::write(&sum, &bad).unwrap();
+            assert!(cache.get("k").is_none(), "check byte {damage} altered");
+            assert!(!path.exists() && !sum.exists(), "the damaged entry is removed");
+            cache.put("k", b"program bytes").unwrap();
         }
-        bytes.truncate(HEADER + 4);
-        std::fs::write(&path, &bytes).unwrap();
-        assert!(cache.get("k").is_none(), "cut short");
+        std::fs::write(&path, b"program bytez").unwrap();
+        assert!(cache.get("k").is_none(), "program altered");
+        cache.put("k", b"program bytes").unwrap();
+        std::fs::write(&path, b"program").unwrap();
+        assert!(cache.get("k").is_none(), "program cut short");
+        cache.put("k", b"program bytes").unwrap();
+        std::fs::remove_file(&sum).unwrap();
+        assert!(cache.get("k").is_none() && !path.exists(), "a program without its check");
+    }
+
+    #[test]
+    fn a_hit_is_linked_into_place() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path().join("c"));
+        cache.put("k", b"program bytes").unwrap();
+        let dest = dir.path().join("out/p.hwx");
+        cache.get("k").unwrap().place_at(&dest).unwrap();
+        assert_eq!(std::fs::read(&dest).unwrap(), b"program bytes");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let ino = |p: &Path| std::fs::metadata(p).unwrap().ino();
+            assert_eq!(ino(&dest), ino(&cache.entry_path("k")), "a link, not a copy");
+        }
+        assert_eq!(std::fs::read_dir(dir.path().join("out")).unwrap().count(), 1, "no temporary file left");
     }
 }

@@ -28,7 +28,7 @@ fn keys(cache: &Path) -> Vec<String> {
     let mut k: Vec<String> = std::fs::read_dir(cache)
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
-        .filter_map(|n| n.strip_suffix(".entry").map(str::to_string))
+        .filter_map(|n| n.strip_suffix(".hwx").map(str::to_string))
         .collect();
     k.sort();
     k

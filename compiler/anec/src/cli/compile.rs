@@ -67,7 +67,7 @@ pub fn run(req: &Request) -> Result<ExitCode, Error> {
     let cache = anec::cache::Cache::new(dir);
     let key = anec::cache::key(&req.input, &opts, ext)?;
     if let Some(entry) = cache.get(&key) {
-        anec::write_atomically(&out_path, entry.payload())?;
+        entry.place_at(&out_path)?;
         return Ok(ExitCode::SUCCESS);
     }
     let p = program(req, &opts)?;
