@@ -6,7 +6,8 @@
 #   scripts/bench/compile_speed.sh [WORKDIR]     # default WORKDIR: /tmp/anec-bench
 #
 # LAYERS (default "3 120 239": 12.6M, 503M and 1.00B parameters of 2048x2048 1x1
-# convolutions) and FP32_LAYERS (default "120") choose the models. Needs python3 with
+# convolutions), FP32_LAYERS (default "120") and PALETTE_LAYERS (default "120": 4-bit
+# palettized weights) choose the models. Needs python3 with
 # numpy and about 3x the largest weight file of free disk in WORKDIR. Not part of the
 # test run.
 set -euo pipefail
@@ -14,6 +15,7 @@ cd "$(dirname "$0")/../.."
 work="${1:-/tmp/anec-bench}"
 layers="${LAYERS:-3 120 239}"
 fp32_layers="${FP32_LAYERS:-120}"
+palette_layers="${PALETTE_LAYERS:-120}"
 mkdir -p "$work"
 cargo build --release -p anec >/dev/null 2>&1
 anec="$PWD/target/release/anec"
@@ -56,13 +58,13 @@ row() { # name dir
   python3 - "$name" "$bytes" "$cp_s" "$c_s" "$c_kb" <<'PY'
 import sys
 name, size, cp, c, kb = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), float(sys.argv[4]), int(sys.argv[5])
-params = size / 2 if "fp16" in name else size / 4
-print(f"| {name} | {params/1e6:.1f}M | {size/2**20:.0f} MiB | {cp:.2f} s | {c:.2f} s | {c/max(cp,0.01):.1f} | {kb*1024/size:.2f} | {params/max(c,0.001)/1e6:.0f}M/s |")
+params = size / 2 if "fp16" in name else size / 4 if "fp32" in name else size * 2
+print(f"| {name} | {params/1e6:.1f}M | {size/2**20:.0f} MiB | {cp:.2f} s | {c:.2f} s | {c/max(cp,0.01):.1f} | {kb*1024/size:.2f} | {kb*1024/(params*2):.2f} | {params/max(c,0.001)/1e6:.0f}M/s |")
 PY
 }
 
-echo "| model | parameters | weight file | cp | compile | compile / cp | peak RSS / weight file | parameters/s |"
-echo "|---|---|---|---|---|---|---|---|"
+echo "| model | parameters | weight file | cp | compile | compile / cp | peak RSS / weight file | peak RSS / fp16 weights | parameters/s |"
+echo "|---|---|---|---|---|---|---|---|---|"
 for n in $layers; do
   dir="$work/fp16_$n"
   [ -f "$dir/model.mil" ] || python3 scripts/bench/stacked_convs.py "$dir" "$n"
@@ -72,6 +74,11 @@ for n in $fp32_layers; do
   dir="$work/fp32_$n"
   [ -f "$dir/model.mil" ] || python3 scripts/bench/stacked_convs.py "$dir" "$n" --dtype fp32
   row "fp32 x$n" "$dir"
+done
+for n in $palette_layers; do
+  dir="$work/pal4_$n"
+  [ -f "$dir/model.mil" ] || python3 scripts/bench/stacked_convs.py "$dir" "$n" --palette-bits 4
+  row "4-bit palettized x$n" "$dir"
 done
 
 echo

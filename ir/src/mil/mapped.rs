@@ -1,9 +1,10 @@
 //! Files mapped into memory read-only, as [`SharedBytes`]: the weight files the front end
-//! reads and the program file the compiler writes and reads back. The one place a file is
-//! mapped; its pages can be let go once read ([`SharedBytes::release`]).
+//! reads, the program file the compiler writes and reads back, and weights the compiler
+//! computes ([`spill`]: palettized weights expanded). The one place a file is mapped; its
+//! pages can be let go once read ([`SharedBytes::release`]).
 
 use super::blob::{Backing, SharedBytes};
-use memmap2::Mmap;
+use memmap2::{Mmap, MmapMut};
 use std::fs::File;
 use std::io;
 use std::ops::Range;
@@ -43,6 +44,26 @@ pub fn map_file(file: &File) -> io::Result<SharedBytes> {
     // every tool that maps its inputs), and the compiler's own temporary program file.
     #[allow(unsafe_code)]
     let map = unsafe { Mmap::map(file)? };
+    let len = map.len();
+    SharedBytes::window(Arc::new(Mapped(map)), 0..len)
+        .ok_or_else(|| io::Error::other("a mapped file is shorter than its own length"))
+}
+
+/// `len` bytes filled by `fill`, held in an unnamed temporary file rather than in memory:
+/// once read they can be let go ([`SharedBytes::release`]) like a weight file's, so that a
+/// model's expanded weights need not stay resident until the compile ends.
+///
+/// # Errors
+/// The system's, when the file cannot be made or mapped.
+pub fn spill(len: usize, fill: impl FnOnce(&mut [u8])) -> io::Result<SharedBytes> {
+    let file = tempfile::tempfile()?;
+    file.set_len(len as u64)?;
+    // SAFETY: the file is unnamed and was just created by this process: nothing else can
+    // open it, so the map is the only access to its bytes while it is written.
+    #[allow(unsafe_code)]
+    let mut map = unsafe { MmapMut::map_mut(&file)? };
+    fill(&mut map);
+    let map = map.make_read_only()?;
     let len = map.len();
     SharedBytes::window(Arc::new(Mapped(map)), 0..len)
         .ok_or_else(|| io::Error::other("a mapped file is shorter than its own length"))

@@ -21,7 +21,7 @@
 use super::cx::{attrs, Cx, Fail, LResult, Rt, Val};
 use super::layout::{anec_type, broadcast_shapes, promote};
 use super::tensor::{count, unpack_bits, Data, Tensor};
-use anec_ir::mil::{Arg, ScalarType};
+use anec_ir::mil::{Arg, ScalarType, SharedBytes};
 use anec_ir::{Blob, DType, OpCode, TensorType};
 use half::f16;
 use std::rc::Rc;
@@ -103,13 +103,71 @@ fn lut_ios16(indices: &Tensor, lut: &Tensor, shape: &[i64], dtype: ScalarType) -
     }
     let shape: Vec<u64> = shape.iter().map(|&d| u64::try_from(d)).collect::<Result<_, _>>().map_err(|_| "bad shape")?;
     let n = count(&shape).ok_or("the shape is too large")?;
-    let bytes: Vec<u8> = integers(indices, "indices")?.iter().map(|&b| b as u8).collect();
+    let stored = indices.packed().filter(|_| indices.dtype == ScalarType::Uint8);
+    let owned: Vec<u8>;
+    let bytes: &[u8] = match stored {
+        Some(b) => b,
+        None => {
+            owned = integers(indices, "indices")?.iter().map(|&b| b as u8).collect();
+            &owned
+        }
+    };
     if n.checked_mul(nbits).is_none_or(|bits| bytes.len().saturating_mul(8) < bits) {
         return Err(Fail::Msg(format!("`indices` holds {} bytes, {n} {nbits}-bit indices need more", bytes.len())));
     }
-    let out = unpack_bits(&bytes, nbits, n, false).iter().map(|&i| palette[i as usize]).collect();
-    Ok(Tensor::floats(dtype, shape, out))
+    let data = match dtype {
+        // A weight: the stored form directly, each index replaced by its entry's bytes
+        // (one pass, no f32 detour; the engine's kernels are dense, `docs/performance.md`).
+        ScalarType::Fp16 => expand(bytes, nbits, n, &palette, |v| f16::from_f32(v).to_le_bytes()),
+        ScalarType::Fp32 => expand(bytes, nbits, n, &palette, f32::to_le_bytes),
+        _ => {
+            return Ok(Tensor::floats(
+                dtype,
+                shape,
+                unpack_bits(bytes, nbits, n, false).iter().map(|&i| palette[i as usize]).collect(),
+            ))
+        }
+    };
+    Ok(Tensor { dtype, shape, data: Data::Raw(data) })
 }
+
+/// `n` packed `nbits`-bit indices (least significant bit first) replaced by the bytes of
+/// their palette entries.
+fn expand<const W: usize>(
+    bytes: &[u8],
+    nbits: usize,
+    n: usize,
+    palette: &[f32],
+    enc: impl Fn(f32) -> [u8; W],
+) -> SharedBytes {
+    let entries: Vec<[u8; W]> = palette.iter().map(|&v| enc(v)).collect();
+    let entry = |i: usize| entries.get(i).copied().unwrap_or([0; W]);
+    let fill = |out: &mut [u8]| {
+        let mut slots = out.chunks_exact_mut(W);
+        if 8 % nbits == 0 {
+            let (per_byte, mask) = (8 / nbits, (1usize << nbits) - 1);
+            let indices =
+                bytes.iter().flat_map(|&b| (0..per_byte).map(move |k| (usize::from(b) >> (k * nbits)) & mask));
+            slots.zip(indices).for_each(|(s, i)| s.copy_from_slice(&entry(i)));
+        } else {
+            let indices = unpack_bits(bytes, nbits, n, false);
+            slots.by_ref().zip(indices).for_each(|(s, i)| s.copy_from_slice(&entry(i as usize)));
+        }
+    };
+    let len = n * W;
+    // A large weight goes to an unnamed temporary file, whose pages leave memory once packed.
+    if len >= SPILL {
+        if let Ok(b) = anec_ir::mil::spill(len, fill) {
+            return b;
+        }
+    }
+    let mut out = vec![0; len];
+    fill(&mut out);
+    out.into()
+}
+
+/// Expanded weights at least this large are spilled to a temporary file.
+const SPILL: usize = 1 << 20;
 
 /// The iOS18 form: per-block palettes of vectors.
 fn lut_ios18(indices: &Tensor, lut: &Tensor, vector_axis: Option<i64>, dtype: ScalarType) -> LResult<Tensor> {
@@ -378,6 +436,7 @@ pub(crate) fn materialize(cx: &mut Cx<'_, '_>, t: &Tensor) -> LResult<Rt> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn t(shape: &[u64], v: &[f32]) -> Tensor {
@@ -409,9 +468,32 @@ mod tests {
     fn lut_ios16_packed() {
         let indices = Tensor { dtype: ScalarType::Uint8, shape: vec![1], data: Data::Int(vec![0b1110_0100]) };
         let lut = t(&[4], &[0.5, 1.5, 2.5, 3.5]);
-        let r = lut_ios16(&indices, &lut, &[2, 2], ScalarType::Fp16).map(|r| r.data);
-        assert!(matches!(r, Ok(Data::Float(v)) if v == [0.5, 1.5, 2.5, 3.5]));
+        let r = lut_ios16(&indices, &lut, &[2, 2], ScalarType::Fp16).unwrap();
+        assert!(r.raw().is_some(), "an fp16 weight comes out as stored bytes");
+        assert_eq!(r.as_f32().unwrap(), [0.5, 1.5, 2.5, 3.5]);
         let bad = t(&[3], &[0.0; 3]);
         assert!(lut_ios16(&indices, &bad, &[2, 2], ScalarType::Fp16).is_err());
+    }
+
+    /// Indices kept as the blob stores them expand, for every width, to what the
+    /// index-by-index definition gives (widths dividing 8 take the byte-wise path).
+    #[test]
+    fn lut_ios16_from_stored_indices_of_every_width() {
+        let bytes: Vec<u8> = (0..40u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
+        for nbits in 1..=8usize {
+            let n = bytes.len() * 8 / nbits - 1;
+            let palette: Vec<f32> = (0..1usize << nbits).map(|i| i as f32 * 0.25 - 3.0).collect();
+            let indices = Tensor {
+                dtype: ScalarType::Uint8,
+                shape: vec![bytes.len() as u64],
+                data: Data::Packed(bytes.clone().into()),
+            };
+            let lut = t(&[palette.len() as u64], &palette);
+            let want: Vec<f32> = unpack_bits(&bytes, nbits, n, false).iter().map(|&i| palette[i as usize]).collect();
+            for dtype in [ScalarType::Fp16, ScalarType::Fp32] {
+                let r = lut_ios16(&indices, &lut, &[n as i64], dtype).unwrap();
+                assert_eq!(r.as_f32().unwrap(), want, "{nbits} bits, {dtype}");
+            }
+        }
     }
 }

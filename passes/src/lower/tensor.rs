@@ -4,8 +4,9 @@
 //! Floating-point data is held as `f32` (every fp16, bf16 and fp32 value is exact; fp64
 //! rounds), integers as `i64`. An fp16 or fp32 weight blob stays as it is stored
 //! ([`Data::Raw`]: a window of the weight file, decoded only when an op needs the values),
-//! so a weight the engine takes in that layout flows to the program without a copy. Data
-//! is row-major in MIL order; `layout.rs` rearranges it for the engine when it becomes a
+//! so a weight the engine takes in that layout flows to the program without a copy; so do
+//! unsigned-integer blobs (palette indices, quantized weights: [`Data::Packed`]), which
+//! would take eight bytes per element as `i64`. Data is row-major in MIL order; `layout.rs` rearranges it for the engine when it becomes a
 //! weight.
 
 use super::layout::permute;
@@ -25,6 +26,9 @@ pub(crate) enum Data {
     Str(Vec<String>),
     /// fp16 or fp32 elements as stored, little-endian (the tensor's `dtype`).
     Raw(SharedBytes),
+    /// Unsigned integers as stored: one byte each (`uint8`) or packed from the least
+    /// significant bit up (`uint1`..`uint6`), the tensor's `dtype`.
+    Packed(SharedBytes),
 }
 
 /// A tensor known at compile time.
@@ -57,7 +61,14 @@ impl Tensor {
             Data::Bool(v) => Some(v.iter().map(|&b| f32::from(u8::from(b))).collect()),
             Data::Str(_) => None,
             Data::Raw(b) => Some(raw_floats(self.dtype, b)),
+            Data::Packed(b) => Some(self.unpacked(b).iter().map(|&x| x as f32).collect()),
         }
+    }
+
+    /// The elements of packed unsigned integers.
+    fn unpacked(&self, b: &[u8]) -> Vec<i64> {
+        let n = count(&self.shape).unwrap_or(0);
+        unpack_bits(b, self.dtype.bits() as usize, n, false)
     }
 
     /// The elements as integers (floats only when integral).
@@ -68,6 +79,15 @@ impl Tensor {
             Data::Bool(v) => Some(v.iter().map(|&b| i64::from(b)).collect()),
             Data::Str(_) => None,
             Data::Raw(b) => floats_as_i64(&raw_floats(self.dtype, b)),
+            Data::Packed(b) => Some(self.unpacked(b)),
+        }
+    }
+
+    /// The stored bytes of unsigned integers that have not been decoded ([`Data::Packed`]).
+    pub fn packed(&self) -> Option<&SharedBytes> {
+        match &self.data {
+            Data::Packed(b) => Some(b),
+            _ => None,
         }
     }
 
@@ -113,6 +133,7 @@ impl Tensor {
         let data = match &self.data {
             Data::Float(v) => Data::Float(permute(v, &self.shape, perm)),
             Data::Raw(b) => Data::Float(permute(&raw_floats(self.dtype, b), &self.shape, perm)),
+            Data::Packed(b) => Data::Int(permute(&self.unpacked(b), &self.shape, perm)),
             Data::Int(v) => Data::Int(permute(v, &self.shape, perm)),
             Data::Bool(v) => Data::Bool(permute(v, &self.shape, perm)),
             Data::Str(v) => Data::Str(permute(v, &self.shape, perm)),
@@ -163,6 +184,7 @@ impl Tensor {
         let data = decode(dtype, n, blob.bytes.as_slice())?;
         let data = match (dtype, data) {
             (ScalarType::Fp16 | ScalarType::Fp32, Data::Raw(_)) => Data::Raw(blob.bytes.clone()),
+            (_, Data::Packed(_)) => Data::Packed(blob.bytes.clone()),
             (_, data) => data,
         };
         Ok(Tensor { dtype, shape, data })
@@ -199,13 +221,14 @@ fn decode(dtype: ScalarType, n: usize, bytes: &[u8]) -> Result<Data, String> {
         Bf16 => Data::Float(u16s().map(|v| bf16::from_bits(v).to_f32()).collect()),
         Fp64 => Data::Float(words(8).map(|c| f64::from_le_bytes(arr8(c)) as f32).collect()),
         Int8 => Data::Int(bytes.iter().take(n).map(|&b| i64::from(b as i8)).collect()),
-        Uint8 => Data::Int(bytes.iter().take(n).map(|&b| i64::from(b)).collect()),
+        // Kept as stored, as the floats are.
+        Uint8 | Uint1 | Uint2 | Uint3 | Uint4 | Uint6 => Data::Packed(SharedBytes::default()),
         Int16 => Data::Int(u16s().map(|v| i64::from(v as i16)).collect()),
         Uint16 => Data::Int(u16s().map(i64::from).collect()),
         Int32 => Data::Int(words(4).map(|c| i64::from(i32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect()),
         Uint32 => Data::Int(words(4).map(|c| i64::from(u32::from_le_bytes([c[0], c[1], c[2], c[3]]))).collect()),
         Int64 => Data::Int(words(8).map(|c| i64::from_le_bytes(arr8(c))).collect()),
-        Int4 | Uint1 | Uint2 | Uint3 | Uint4 | Uint6 => Data::Int(unpack_bits(bytes, bits, n, dtype == Int4)),
+        Int4 => Data::Int(unpack_bits(bytes, bits, n, true)),
         other => return Err(format!("{other} blobs are not supported")),
     };
     Ok(data)
