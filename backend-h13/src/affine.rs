@@ -176,7 +176,7 @@ mod tests {
         assert_eq!((scalar.scale, scalar.bias), (0x4000, 0));
         assert_eq!(v.bias, Some(KernelChunk { offset: 0, size: 64 }));
         assert_eq!(v.scale, None);
-        let (bytes, symbols) = consts.finish();
+        let (bytes, symbols) = consts.finish().unwrap();
         // (x + b/s) * s: the stream holds bias_data / scale = [0.5, -1, 0.25].
         assert_eq!(&bytes[..6], &[0x00, 0x38, 0x00, 0xbc, 0x00, 0x34]);
         assert!(bytes[6..].iter().all(|&b| b == 0) && bytes.len() == 64);

@@ -7,9 +7,11 @@
 //! apart; BLAKE3 does it at several times the speed of SHA-256, on all cores for a large
 //! bank.
 
+use crate::deferred::{fill_job, Bank, Deferred, Job};
 use crate::error::BackendError;
 use crate::layout::round_up;
 use crate::task::KernelChunk;
+use crate::weights;
 use crate::zeroed::Zeroed;
 use anec_codegen::hwx::model::ConstSymbol;
 
@@ -21,13 +23,18 @@ pub const EMPTY_CONST_SIZE: usize = 0x4000;
 pub struct ConstSection {
     bytes: Zeroed,
     symbols: Vec<ConstSymbol>,
+    /// Dense banks left for later (`deferred.rs`), when the section defers them.
+    deferred: Option<Deferred>,
 }
+
+/// The name a deferred bank's symbols carry until it is packed (as long as the real one).
+const UNNAMED: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Parts at least this large are hashed on all cores.
 const PARALLEL_HASH: usize = 1 << 20;
 
 /// The hash part of a `K<hash>` name: BLAKE3 of `parts` one after the other.
-fn hash_name<P: AsRef<[u8]>>(parts: &[P]) -> String {
+pub(crate) fn hash_name<P: AsRef<[u8]>>(parts: &[P]) -> String {
     let mut h = blake3::Hasher::new();
     for p in parts {
         let p = p.as_ref();
@@ -44,7 +51,13 @@ impl ConstSection {
     /// An empty section with room for `bytes` bytes (the weights it will hold: growing a
     /// section of hundreds of megabytes by doubling copies it several times over).
     pub fn with_capacity(bytes: usize) -> Self {
-        ConstSection { bytes: Zeroed::with_room(bytes), symbols: Vec::new() }
+        ConstSection { bytes: Zeroed::with_room(bytes), symbols: Vec::new(), deferred: None }
+    }
+
+    /// As [`ConstSection::with_capacity`], leaving dense banks to be packed into the
+    /// program file ([`ConstSection::finish_deferred`]).
+    pub fn deferring(bytes: usize) -> Self {
+        ConstSection { deferred: Some(Deferred::default()), ..Self::with_capacity(bytes) }
     }
 
     fn push(&mut self, data: &[u8]) -> KernelChunk {
@@ -54,26 +67,33 @@ impl ConstSection {
         KernelChunk { offset, size: round_up(data.len() as u64, 64) }
     }
 
-    /// Packs one weight bank straight into the section (`weights::bank_into`) and names
-    /// its chunks `K<hash>_ne_<i>`, as [`ConstSection::add_weights`] does.
-    pub fn add_bank(
-        &mut self,
-        pack: impl FnOnce(&mut Zeroed) -> Result<Vec<std::ops::Range<usize>>, BackendError>,
-    ) -> Result<Vec<KernelChunk>, BackendError> {
+    /// Adds one weight bank and names its chunks `K<hash>_ne_<i>`, as
+    /// [`ConstSection::add_weights`] does: packed straight into the section
+    /// (`weights::bank_into`), or, when the section defers dense banks, its place reserved.
+    pub fn add_bank(&mut self, bank: Bank) -> Result<Vec<KernelChunk>, BackendError> {
         self.bytes.align(64);
         let start = self.bytes.len();
-        let ranges = pack(&mut self.bytes)?;
+        let plan = weights::dense_plan(&bank.kernel, bank.bias.as_deref(), &bank.packing)?;
+        if let (Some(deferred), Some(plan)) = (self.deferred.as_mut(), plan) {
+            self.bytes.grow(plan.len());
+            let first = self.symbols.len();
+            let chunks = name_chunks(&mut self.symbols, &plan.chunk_ranges(start), UNNAMED);
+            deferred.jobs.push(Job { bank, plan, at: start, symbols: first..self.symbols.len() });
+            return Ok(chunks);
+        }
+        let ranges = weights::bank_into(&bank.kernel, bank.bias.as_deref(), &bank.packing, &mut self.bytes)?;
         let end = ranges.last().map_or(start, |r| r.end);
         let name = hash_name(&[self.bytes.as_slice().get(start..end).unwrap_or_default()]);
-        Ok(ranges
-            .into_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let k = KernelChunk { offset: r.start as u64, size: round_up(r.len() as u64, 64) };
-                self.symbols.push(ConstSymbol { name: format!("K{name}_ne_{i}"), offset: k.offset });
-                k
-            })
-            .collect())
+        Ok(name_chunks(&mut self.symbols, &ranges, &name))
+    }
+
+    /// Packs the deferred banks at or after offset `from` into the section now.
+    fn pack_deferred_from(&mut self, from: usize) -> Result<(), BackendError> {
+        let Some(deferred) = self.deferred.as_mut() else { return Ok(()) };
+        for job in deferred.split_off(from) {
+            fill_job(&job, self.bytes.as_mut_slice(), &mut self.symbols)?;
+        }
+        Ok(())
     }
 
     /// Adds the chunks of one weight bank, named `K<hash>_ne_<i>`.
@@ -102,6 +122,7 @@ impl ConstSection {
         let Some(start) = banks.iter().flatten().next().map(|k| k.offset) else {
             return Ok(banks.to_vec());
         };
+        self.pack_deferred_from(start as usize)?;
         let mut at = start;
         let mut old = Vec::with_capacity(banks.len());
         for bank in banks {
@@ -161,13 +182,35 @@ impl ConstSection {
 
     /// The section bytes (padded to the last chunk's end, or 0x4000 zeros when empty) and
     /// its symbols.
-    pub fn finish(mut self) -> (Vec<u8>, Vec<ConstSymbol>) {
+    pub fn finish(mut self) -> Result<(Vec<u8>, Vec<ConstSymbol>), BackendError> {
+        self.pack_deferred_from(0)?;
+        let (bytes, symbols, _) = self.finish_deferred();
+        Ok((bytes, symbols))
+    }
+
+    /// The section with the places of its deferred banks still zero (untouched room), its
+    /// symbols (theirs named once packed), and the banks to pack: [`Deferred::fill`].
+    pub fn finish_deferred(mut self) -> (Vec<u8>, Vec<ConstSymbol>, Deferred) {
+        let deferred = self.deferred.take().unwrap_or_default();
         if self.bytes.is_empty() {
-            return (vec![0; EMPTY_CONST_SIZE], self.symbols);
+            return (vec![0; EMPTY_CONST_SIZE], self.symbols, deferred);
         }
         self.bytes.align(64);
-        (self.bytes.into_vec(), self.symbols)
+        (self.bytes.into_vec(), self.symbols, deferred)
     }
+}
+
+/// Symbols `K<name>_ne_<i>` for the chunks at `ranges`; their chunks.
+fn name_chunks(symbols: &mut Vec<ConstSymbol>, ranges: &[std::ops::Range<usize>], name: &str) -> Vec<KernelChunk> {
+    ranges
+        .iter()
+        .enumerate()
+        .map(|(i, r)| {
+            let k = KernelChunk { offset: r.start as u64, size: round_up(r.len() as u64, 64) };
+            symbols.push(ConstSymbol { name: format!("K{name}_ne_{i}"), offset: k.offset });
+            k
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -188,7 +231,7 @@ mod tests {
         let banks = c.with_table_heads(&[a.clone(), b.clone()], &table).unwrap();
         let offsets: Vec<(u64, u64)> = banks.iter().flatten().map(|k| (k.offset, k.size)).collect();
         assert_eq!(offsets, [(0x80, 0xc0), (0x140, 0x100), (0x240, 0xc0)]);
-        let (bytes, symbols) = c.clone().finish();
+        let (bytes, symbols) = c.clone().finish().unwrap();
         assert_eq!(bytes.len(), 0x300);
         assert_eq!((&bytes[..0x80], &bytes[0x140..0x1c0], bytes[0x1c0]), (&[7u8; 0x80][..], &table[..], 2));
         assert_eq!(symbols.len(), 4, "the table's symbol and three chunks");

@@ -18,6 +18,7 @@ pub mod affine;
 pub mod buffers;
 pub mod chain;
 pub mod consts;
+pub mod deferred;
 pub mod encode;
 pub mod error;
 pub mod fuse;
@@ -35,6 +36,7 @@ pub mod weights;
 pub mod window;
 pub mod zeroed;
 
+pub use deferred::{Bank, Deferred};
 pub use error::BackendError;
 pub use generation::Compat;
-pub use program::{compile, Options, Program};
+pub use program::{compile, compile_deferred, Options, Program};

@@ -4,6 +4,7 @@
 use crate::buffers;
 use crate::chain;
 use crate::consts::ConstSection;
+use crate::deferred::Deferred;
 use crate::encode::{encode_task, ChainPos, STREAM_BASE_WORDS};
 use crate::error::BackendError;
 use crate::generation::Compat;
@@ -35,10 +36,24 @@ pub struct Program {
     pub hwx: Hwx,
     /// Buffers, and every intermediate's place and lifetime.
     pub plan: anec_passes::plan::MemoryPlan,
+    /// The weight banks still to be packed into `hwx.consts` (empty unless compiled by
+    /// [`compile_deferred`]).
+    pub deferred: Deferred,
 }
 
 /// Compiles a validated module into an `.hwx` program model.
 pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
+    compile_with(v, opts, false)
+}
+
+/// [`compile`], leaving the dense weight banks unpacked: `hwx.consts` holds zero room in
+/// their places and their symbols are unnamed until [`Deferred::fill`] packs them, into
+/// the program file as it is written (`deferred.rs`).
+pub fn compile_deferred(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
+    compile_with(v, opts, true)
+}
+
+fn compile_with(v: &Validated, opts: &Options, defer: bool) -> Result<Program, BackendError> {
     // Attention runs as its steps (`lower::attention`), and ops whose axes have no plan
     // between transposes (`lower::axis_moves`); the module is grouped again.
     // Nearest upsampling runs as reshapes and broadcasts (`lower::upsample`) and a matmul
@@ -75,7 +90,8 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
     }
     let weights: usize = m.resources.values().map(|b| b.bytes.len()).sum();
     // fp32 weights shrink to fp16; the padding of each chunk to 64 bytes is the margin.
-    let mut consts = ConstSection::with_capacity(weights + weights / 16);
+    let room = weights + weights / 16;
+    let mut consts = if defer { ConstSection::deferring(room) } else { ConstSection::with_capacity(room) };
     lower::constant::place(m, &mut bufs, &mut consts)?;
     let (mut tasks, group_tasks, mut refused) = lower_all(m, &groups, &bufs, &mut consts, opts.compat.data());
     crate::hazard::mark_overwrites(&mut tasks);
@@ -110,7 +126,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
         _ => return Err(BackendError::Several(refused)),
     }
     let chain = chain::link(images, opts.compat)?;
-    let (consts, const_symbols) = consts.finish();
+    let (consts, const_symbols, deferred) = consts.finish_deferred();
     let plan = crate::plan::report(m, &groups, &bufs, &group_tasks, tasks.len());
     let hwx = Hwx {
         cpu_subtype: CPU_SUBTYPE_H13,
@@ -128,7 +144,7 @@ pub fn compile(v: &Validated, opts: &Options) -> Result<Program, BackendError> {
         ident: opts.ident.clone(),
         state_order: bufs.state_order,
     };
-    Ok(Program { hwx, plan })
+    Ok(Program { hwx, plan, deferred })
 }
 
 /// Lowers every group: the tasks of those that lower, the tasks of each group (first, one

@@ -186,18 +186,109 @@ pub fn bank_into(
     p: &Packing,
     out: &mut Zeroed,
 ) -> Result<Vec<Range<usize>>, BackendError> {
+    check_packing(k, bias, p)?;
+    if !out.len().is_multiple_of(64) {
+        return Err(BackendError::Internal("a bank written at an unaligned offset".into()));
+    }
+    let Some(plan) = dense_plan(k, bias, p)? else {
+        let ranges = sparse_chunks(k, bias, p, &ne_blocks(p), out)?;
+        release_packed(k, p);
+        return Ok(ranges);
+    };
+    let start = out.len();
+    pack_dense(k, bias, p, &plan, out.grow(plan.len()))?;
+    Ok(plan.chunk_ranges(start))
+}
+
+/// A dense bank before it is packed: each NE's blocks and the length of its chunk, which
+/// depend on the shapes only (a sparse bank's depend on the values).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DensePlan {
+    blocks: Vec<Vec<Range<u32>>>,
+    lens: Vec<usize>,
+}
+
+impl DensePlan {
+    /// The bank's length: its chunks, each padded to 64 bytes.
+    pub fn len(&self) -> usize {
+        self.lens.iter().sum()
+    }
+
+    /// True for a bank with no chunk.
+    pub fn is_empty(&self) -> bool {
+        self.lens.is_empty()
+    }
+
+    /// Each chunk's range when the bank starts at `start`.
+    pub fn chunk_ranges(&self, start: usize) -> Vec<Range<usize>> {
+        let mut at = start;
+        self.lens
+            .iter()
+            .map(|&len| {
+                at += len;
+                at - len..at
+            })
+            .collect()
+    }
+}
+
+/// The arguments of a packing, checked.
+fn check_packing(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<(), BackendError> {
     if p.groups == 0 || !k.cout.is_multiple_of(p.groups) || bias.is_some_and(|b| b.len() != k.cout as usize) {
         return Err(BackendError::Internal(format!("a kernel of {} channels in {} groups", k.cout, p.groups)));
     }
     if p.sparse && (k.kh, k.kw, k.fmt) != (1, 1, DType::F16) {
         return Err(BackendError::Internal("the sparse form is for fp16 1x1 kernels".into()));
     }
-    if !out.len().is_multiple_of(64) {
-        return Err(BackendError::Internal("a bank written at an unaligned offset".into()));
+    Ok(())
+}
+
+/// Each NE's blocks of output channels (NEs without any left out at the end).
+fn ne_blocks(p: &Packing) -> Vec<Vec<Range<u32>>> {
+    let n = p.channels.end.saturating_sub(p.channels.start);
+    (0..KERNEL_CHANNELS as u32).map(|ne| blocks(n, p.ocg_size, ne)).take_while(|m| !m.is_empty()).collect()
+}
+
+/// The plan of `k`'s bank as `p` packs it; `None` for the sparse form.
+pub fn dense_plan(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<Option<DensePlan>, BackendError> {
+    check_packing(k, bias, p)?;
+    if p.sparse {
+        return Ok(None);
     }
-    let ranges = pack_into(k, bias, p, out)?;
+    let blocks = ne_blocks(p);
+    let lens = blocks.iter().map(|m| dense_len(k, bias.is_some(), p.groups, m)).collect();
+    Ok(Some(DensePlan { blocks, lens }))
+}
+
+/// Packs the planned dense bank into `dst` (its exact length, zero), on all cores when it
+/// is large, then lets the kernel rows it read leave memory.
+pub fn pack_dense(
+    k: &Kernel,
+    bias: Option<&[u16]>,
+    p: &Packing,
+    plan: &DensePlan,
+    dst: &mut [u8],
+) -> Result<(), BackendError> {
+    if dst.len() != plan.len() {
+        return Err(BackendError::Internal(format!("a bank of {} bytes given {} bytes", plan.len(), dst.len())));
+    }
+    let mut slots = Vec::with_capacity(plan.lens.len());
+    let mut rest = dst;
+    for &len in &plan.lens {
+        let (chunk, tail) = rest.split_at_mut(len.min(rest.len()));
+        slots.push(chunk);
+        rest = tail;
+    }
+    let fill = |(buf, mine): (&mut [u8], &Vec<Range<u32>>)| dense_chunk(&mut Slot { buf, at: 0 }, k, bias, p, mine);
+    let work = slots.into_iter().zip(&plan.blocks);
+    if plan.len() >= PARALLEL_BANK {
+        let jobs: Vec<_> = work.collect();
+        jobs.into_par_iter().try_for_each(fill)?;
+    } else {
+        work.map(fill).collect::<Result<Vec<()>, _>>()?;
+    }
     release_packed(k, p);
-    Ok(ranges)
+    Ok(())
 }
 
 /// Lets the kernel rows just packed leave memory (a mapped weight file's pages): each
@@ -210,46 +301,6 @@ fn release_packed(k: &Kernel, p: &Packing) {
     } else if p.channels == (0..k.cout / p.groups) {
         k.bytes.release();
     }
-}
-
-/// The packing of [`bank_into`], its arguments checked.
-fn pack_into(
-    k: &Kernel,
-    bias: Option<&[u16]>,
-    p: &Packing,
-    out: &mut Zeroed,
-) -> Result<Vec<Range<usize>>, BackendError> {
-    let n = p.channels.end.saturating_sub(p.channels.start);
-    let plans: Vec<Vec<Range<u32>>> =
-        (0..KERNEL_CHANNELS as u32).map(|ne| blocks(n, p.ocg_size, ne)).take_while(|m| !m.is_empty()).collect();
-    if p.sparse {
-        return sparse_chunks(k, bias, p, &plans, out);
-    }
-    let lens: Vec<usize> = plans.iter().map(|m| dense_len(k, bias.is_some(), p.groups, m)).collect();
-    let start = out.len();
-    let mut slots = Vec::with_capacity(lens.len());
-    let mut rest = out.grow(lens.iter().sum::<usize>());
-    for &len in &lens {
-        let (chunk, tail) = rest.split_at_mut(len.min(rest.len()));
-        slots.push(chunk);
-        rest = tail;
-    }
-    let fill = |(buf, mine): (&mut [u8], &Vec<Range<u32>>)| dense_chunk(&mut Slot { buf, at: 0 }, k, bias, p, mine);
-    let work = slots.into_iter().zip(&plans);
-    if lens.iter().sum::<usize>() >= PARALLEL_BANK {
-        let jobs: Vec<_> = work.collect();
-        jobs.into_par_iter().try_for_each(fill)?;
-    } else {
-        work.map(fill).collect::<Result<Vec<()>, _>>()?;
-    }
-    let mut at = start;
-    Ok(lens
-        .iter()
-        .map(|&len| {
-            at += len;
-            at - len..at
-        })
-        .collect())
 }
 
 /// Banks at least this large are packed on all cores, one NE's chunk per job (each chunk

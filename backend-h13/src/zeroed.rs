@@ -25,6 +25,11 @@ impl Zeroed {
         self.buf.get(..self.len).unwrap_or_default()
     }
 
+    /// The content, to be changed in place.
+    pub fn as_mut_slice(&mut self) -> &mut [u8] {
+        self.buf.get_mut(..self.len).unwrap_or_default()
+    }
+
     /// The content's length.
     pub fn len(&self) -> usize {
         self.len

@@ -17,6 +17,7 @@ use crate::activation::{self, TableFn};
 use crate::affine::{channel_affine, gain_offset};
 use crate::buffers::Buffers;
 use crate::consts::ConstSection;
+use crate::deferred::Bank;
 use crate::error::BackendError;
 use crate::generation::Generation;
 use crate::layout::{round_up, L2_GRANULE};
@@ -153,7 +154,7 @@ pub(super) fn lower_conv(
         }
         t.conv.sparse = sparse(&w, kernel.fmt, t.conv.ocg_size);
         let packing = Packing { groups: ng, channels: range, ocg_size: t.conv.ocg_size, sparse: t.conv.sparse };
-        t.kernel = consts.add_bank(|out| weights::bank_into(&kernel, bias.as_deref(), &packing, out))?;
+        t.kernel = consts.add_bank(Bank { kernel: kernel.clone(), bias: bias.clone(), packing })?;
         t.kernel_fmt = Some(kernel.fmt);
         tasks.push(t);
     }

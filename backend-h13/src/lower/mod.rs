@@ -540,7 +540,7 @@ mod tests {
         // Three chunks of 64 bytes, each an output channel's bias, then its weights.
         assert!(t.inline_bias && !t.vectors.any());
         assert_eq!(t.affine, NeAffine::default());
-        let (bytes, _) = consts.finish();
+        let (bytes, _) = consts.finish().unwrap();
         assert_eq!(&bytes[0x40..0x42], &[0x00, 0x40], "channel 1's bias 2.0 leads chunk 1");
     }
 
@@ -554,7 +554,7 @@ mod tests {
         assert_eq!((t.engine, t.nonlinear, t.table), (Engine::NeConv, Nonlinear::Table, Some(TableFn::Gelu)));
         let sizes: Vec<u64> = t.kernel.iter().map(|k| k.size).collect();
         assert_eq!(sizes, [0xc0; 3], "[table 0x80][bias, weights 0x40] per NE");
-        let (bytes, symbols) = consts.finish();
+        let (bytes, symbols) = consts.finish().unwrap();
         let table = crate::activation::table(TableFn::Gelu);
         for k in &t.kernel {
             assert_eq!(&bytes[k.offset as usize..][..0x80], table.as_slice());

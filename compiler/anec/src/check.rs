@@ -142,11 +142,16 @@ fn reason(e: BackendError) -> String {
 /// Compiles `op` alone (its operands as inputs, its results as outputs). The layer passed
 /// the chip's validators in its module already; out of context (a constant operand is an
 /// input here) only the verifier runs again.
+/// The weights are placed, not packed (`compile_deferred`): packing decides nothing a
+/// layer could be refused for.
 fn probe(m: &Module, op: &Op) -> Result<(), String> {
     let v = anec_passes::validate(isolate(m, op)).map_err(|e| e.to_string())?;
-    anec_backend_h13::compile(&v, &anec_backend_h13::Options { ident: String::new(), compat: Default::default() })
-        .map(drop)
-        .map_err(reason)
+    anec_backend_h13::compile_deferred(
+        &v,
+        &anec_backend_h13::Options { ident: String::new(), compat: Default::default() },
+    )
+    .map(drop)
+    .map_err(reason)
 }
 
 /// Compiles the whole module; a failure goes to the layer it names, or to the report.
@@ -155,9 +160,10 @@ fn whole(m: &Module, r: &mut Report, chip: Chip, route: Route) {
         Ok(v) => v,
         Err(e) => return r.module_errors.push(e.to_string()),
     };
-    let Err(e) =
-        anec_backend_h13::compile(&v, &anec_backend_h13::Options { ident: String::new(), compat: Default::default() })
-    else {
+    let Err(e) = anec_backend_h13::compile_deferred(
+        &v,
+        &anec_backend_h13::Options { ident: String::new(), compat: Default::default() },
+    ) else {
         return;
     };
     let errors = match e {

@@ -176,13 +176,14 @@ pub fn compile_module_with(
     progress.phase(Phase::PackWeights);
     let backend_opts = anec_backend_h13::Options { ident: opts.ident(), compat: opts.compat };
     let program = match opts.target {
-        Target::H13g => anec_backend_h13::compile(&validated, &backend_opts),
+        Target::H13g => anec_backend_h13::compile_deferred(&validated, &backend_opts),
     }
     .map_err(|source| Error::Backend { file: file.to_string(), source })?;
     progress.phase(Phase::Write);
-    let codegen = |source| Error::Codegen { file: file.to_string(), source };
-    let staged = Staged::write(&anec_codegen::hwx_pieces(&program.hwx).map_err(codegen)?, opts.stage_dir.as_deref())?;
     let mut hwx = program.hwx;
+    let staged = Staged::write_deferred(&mut hwx, &program.deferred, opts.stage_dir.as_deref(), file)?;
+    drop(program.deferred);
+    let codegen = |source| Error::Codegen { file: file.to_string(), source };
     hwx.consts = const_window(staged.bytes()).map_err(codegen)?;
     verify::program(staged.bytes(), &hwx, file)?;
     Ok(Compiled { module: validated.into_module(), hwx, plan: program.plan, file: staged })

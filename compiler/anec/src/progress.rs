@@ -10,9 +10,9 @@ pub enum Phase {
     Lower,
     /// The verifier and the chip's validators.
     Validate,
-    /// Code generation: tasks, their registers and the weight banks.
+    /// Code generation: tasks, their registers and the weight banks' places.
     PackWeights,
-    /// Writing the program and checking it.
+    /// Writing the program, the weight banks packed straight into it, and checking it.
     Write,
 }
 

@@ -10,7 +10,8 @@
 
 use crate::output::{temporary_in, write_atomically};
 use crate::Error;
-use anec_codegen::HwxPieces;
+use anec_backend_h13::Deferred;
+use anec_codegen::{hwx_pieces, Hwx, HwxPieces};
 use anec_ir::mil::SharedBytes;
 use std::fmt;
 use std::io::Write;
@@ -62,6 +63,32 @@ impl Staged {
         Ok(Staged { bytes, temp: Some(Arc::new(tmp.into_temp_path())) })
     }
 
+    /// Writes `hwx` with its `deferred` weight banks packed straight into their places in
+    /// the file (a map of it; in memory below [`STAGE_ON_DISK`] bytes), then its symbols
+    /// named and the head written last. `file` names the input in errors.
+    pub fn write_deferred(hwx: &mut Hwx, deferred: &Deferred, dir: Option<&Path>, file: &str) -> Result<Staged, Error> {
+        let codegen = |source| Error::Codegen { file: file.to_string(), source };
+        if deferred.is_empty() {
+            return Staged::write(&hwx_pieces(hwx).map_err(codegen)?, dir);
+        }
+        let (head_len, total) = {
+            let p = hwx_pieces(hwx).map_err(codegen)?;
+            (p.head.len(), usize::try_from(p.len()).unwrap_or(usize::MAX))
+        };
+        let mut write = |out: &mut [u8]| fill(out, head_len, hwx, deferred, file);
+        if (total as u64) < STAGE_ON_DISK {
+            let mut v = vec![0; total];
+            write(&mut v)?;
+            return Ok(Staged { bytes: SharedBytes::from_vec(v), temp: None });
+        }
+        let dir = dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
+        let tmp = temporary_in(&dir)?;
+        let (bytes, filled) =
+            anec_ir::mil::fill_file(tmp.as_file(), total, write).map_err(|e| Error::io(tmp.path(), e))?;
+        filled?;
+        Ok(Staged { bytes, temp: Some(Arc::new(tmp.into_temp_path())) })
+    }
+
     /// The file's bytes.
     pub fn bytes(&self) -> &SharedBytes {
         &self.bytes
@@ -79,4 +106,34 @@ impl Staged {
             Err(_) => write_atomically(path, &self.bytes),
         }
     }
+}
+
+/// Fills the zero file `out`: the section's own bytes around the banks, the banks packed in
+/// their places (their symbols named), then the head, laid out again with the names (its
+/// length cannot change: every name has the same length).
+fn fill(out: &mut [u8], head_len: usize, hwx: &mut Hwx, deferred: &Deferred, file: &str) -> Result<(), Error> {
+    let internal = |reason: &str| Error::Codegen {
+        file: file.to_string(),
+        source: anec_codegen::CodegenError::Invalid(format!("the program file being written: {reason}")),
+    };
+    let consts = hwx.consts.clone();
+    let (head, rest) = out.split_at_mut(head_len.min(out.len()));
+    let section = rest.get_mut(..consts.len()).ok_or_else(|| internal("__const does not fit"))?;
+    let mut at = 0;
+    for bank in deferred.ranges().chain(std::iter::once(consts.len()..consts.len())) {
+        let gap = at..bank.start.max(at);
+        if let (Some(dst), Some(src)) = (section.get_mut(gap.clone()), consts.get(gap)) {
+            dst.copy_from_slice(src);
+        }
+        at = at.max(bank.end);
+    }
+    deferred
+        .fill(section, &mut hwx.const_symbols)
+        .map_err(|source| Error::Backend { file: file.to_string(), source })?;
+    let p = hwx_pieces(hwx).map_err(|source| Error::Codegen { file: file.to_string(), source })?;
+    if p.head.len() != head.len() {
+        return Err(internal("the head changed length when the weight symbols were named"));
+    }
+    head.copy_from_slice(&p.head);
+    Ok(())
 }

@@ -56,15 +56,27 @@ pub fn map_file(file: &File) -> io::Result<SharedBytes> {
 /// # Errors
 /// The system's, when the file cannot be made or mapped.
 pub fn spill(len: usize, fill: impl FnOnce(&mut [u8])) -> io::Result<SharedBytes> {
-    let file = tempfile::tempfile()?;
+    let (bytes, ()) = fill_file(&tempfile::tempfile()?, len, fill)?;
+    Ok(bytes)
+}
+
+/// Sizes `file` (new, empty, this process's own) to `len` zero bytes, lets `fill` write
+/// them through a map, and returns them mapped read-only with what `fill` returned: a
+/// file written in place, in any order, without a buffer of its size.
+///
+/// # Errors
+/// The system's, when the file cannot be sized or mapped.
+pub fn fill_file<R>(file: &File, len: usize, fill: impl FnOnce(&mut [u8]) -> R) -> io::Result<(SharedBytes, R)> {
     file.set_len(len as u64)?;
-    // SAFETY: the file is unnamed and was just created by this process: nothing else can
-    // open it, so the map is the only access to its bytes while it is written.
+    // SAFETY: the file was just created by this process (unnamed, or under a fresh
+    // temporary name in a directory of the user's): nothing else writes it while it is
+    // mapped, and the map is the only access to its bytes while `fill` runs.
     #[allow(unsafe_code)]
-    let mut map = unsafe { MmapMut::map_mut(&file)? };
-    fill(&mut map);
+    let mut map = unsafe { MmapMut::map_mut(file)? };
+    let r = fill(&mut map);
     let map = map.make_read_only()?;
     let len = map.len();
-    SharedBytes::window(Arc::new(Mapped(map)), 0..len)
-        .ok_or_else(|| io::Error::other("a mapped file is shorter than its own length"))
+    let bytes = SharedBytes::window(Arc::new(Mapped(map)), 0..len)
+        .ok_or_else(|| io::Error::other("a mapped file is shorter than its own length"))?;
+    Ok((bytes, r))
 }

@@ -21,7 +21,7 @@ pub mod types;
 
 pub use blob::{zero_blobs, Backing, BlobData, BlobKey, BlobTable, SharedBytes};
 pub use literal::Literal;
-pub use mapped::{map_file, spill};
+pub use mapped::{fill_file, map_file, spill};
 pub use span::{LineIndex, Span};
 pub use types::{Dim, ScalarType, Type};
 
