@@ -3,10 +3,11 @@
 //! A dense bank's chunk lengths depend on the shapes only ([`weights::dense_plan`]), so
 //! the lowering can give every task its kernel chunks and the `__const` section its layout
 //! without packing anything: the bank's place in the section stays untouched zero room.
-//! Once the whole file is laid out, [`Deferred::fill`] packs each bank into its place in
-//! the output (a map of the file being written) and names its symbols, so that the weights
-//! go from the model's file to the program's in one pass, never through a buffer of their
-//! own. Sparse banks (their lengths depend on the values) are packed at once, as are the
+//! Once the whole file is laid out, [`Deferred::pack_each`] packs the banks one by one
+//! into a buffer the size of the largest, names their symbols and hands each to the writer
+//! of the program file (or [`Deferred::fill`] packs them into a section in memory), so that
+//! the weights go from the model's file to the program's in one pass, never through a
+//! buffer of their own. Sparse banks (their lengths depend on the values) are packed at once, as are the
 //! banks a table activation heads (`ConstSection::with_table_heads` reads them back).
 
 use crate::consts::hash_name;
@@ -70,6 +71,32 @@ impl Deferred {
         Ok(())
     }
 
+    /// Packs every bank in turn, names its symbols, and hands `write` the bank's place in
+    /// the section and its bytes; stops at the first bank `write` refuses (returns false
+    /// for). Two buffers are reused (memory stays that of the two largest banks): while
+    /// one bank is written, the next is packed.
+    pub fn pack_each(
+        &self,
+        symbols: &mut [ConstSymbol],
+        mut write: impl FnMut(usize, &[u8]) -> bool + Send,
+    ) -> Result<(), BackendError> {
+        let (mut cur, mut next) = (Vec::new(), Vec::new());
+        let Some(first) = self.jobs.first() else { return Ok(()) };
+        pack_into_buffer(first, &mut cur, symbols)?;
+        for (job, following) in self.jobs.iter().zip(self.jobs.iter().skip(1).map(Some).chain([None])) {
+            let (written, packed) = rayon::join(
+                || write(job.at, &cur),
+                || following.map_or(Ok(()), |f| pack_into_buffer(f, &mut next, symbols)),
+            );
+            packed?;
+            if !written {
+                break;
+            }
+            std::mem::swap(&mut cur, &mut next);
+        }
+        Ok(())
+    }
+
     /// Takes out the banks at or after section offset `from`.
     pub(crate) fn split_off(&mut self, from: usize) -> Vec<Job> {
         let keep = self.jobs.iter().take_while(|j| j.at < from).count();
@@ -83,6 +110,18 @@ pub(crate) fn fill_job(job: &Job, section: &mut [u8], symbols: &mut [ConstSymbol
     let dst = section.get_mut(range.clone()).ok_or_else(|| {
         BackendError::Internal(format!("a weight bank at {range:?} lies outside a {len}-byte section"))
     })?;
+    pack_named(job, dst, symbols)
+}
+
+/// Packs one bank into `buf` (made its length, zero) and names its symbols.
+fn pack_into_buffer(job: &Job, buf: &mut Vec<u8>, symbols: &mut [ConstSymbol]) -> Result<(), BackendError> {
+    buf.clear();
+    buf.resize(job.plan.len(), 0);
+    pack_named(job, buf, symbols)
+}
+
+/// Packs one bank into `dst` (its exact length, zero) and names its symbols.
+fn pack_named(job: &Job, dst: &mut [u8], symbols: &mut [ConstSymbol]) -> Result<(), BackendError> {
     let b = &job.bank;
     weights::pack_dense(&b.kernel, b.bias.as_deref(), &b.packing, &job.plan, dst)?;
     let name = hash_name(&[&*dst]);

@@ -158,15 +158,32 @@ fn convert(blob: &Blob) -> Result<(DType, SharedBytes), BackendError> {
     match blob.dtype {
         DType::F16 | DType::U8 | DType::I8 => Ok((blob.dtype, blob.bytes.clone())),
         DType::F32 => {
-            let out = blob
-                .bytes
-                .chunks_exact(4)
-                .flat_map(|c| f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes())
-                .collect();
+            let to_f16 = |out: &mut [u8]| {
+                for (h, c) in out.chunks_exact_mut(2).zip(blob.bytes.chunks_exact(4)) {
+                    h.copy_from_slice(&f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes());
+                }
+            };
+            let len = blob.bytes.len() / 4 * 2;
+            // A large kernel is kept in an unnamed temporary file until it is packed (its
+            // pages can leave memory, `ir::mil::spill`); the fp32 source is then let go.
+            let out = match len >= SPILL_KERNEL {
+                true => anec_ir::mil::spill(len, to_f16).ok(),
+                false => None,
+            };
+            let out = out.unwrap_or_else(|| {
+                let mut v = vec![0; len];
+                to_f16(&mut v);
+                v.into()
+            });
+            blob.bytes.release();
+            out.release();
             Ok((DType::F16, out))
         }
     }
 }
+
+/// Converted kernels at least this large are spilled to a temporary file.
+const SPILL_KERNEL: usize = 1 << 20;
 
 /// Packs `k` (with `bias`, fp16 bits per output channel, inline) as `p` says.
 pub fn bank(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<WeightBank, BackendError> {

@@ -63,9 +63,10 @@ impl Staged {
         Ok(Staged { bytes, temp: Some(Arc::new(tmp.into_temp_path())) })
     }
 
-    /// Writes `hwx` with its `deferred` weight banks packed straight into their places in
-    /// the file (a map of it; in memory below [`STAGE_ON_DISK`] bytes), then its symbols
-    /// named and the head written last. `file` names the input in errors.
+    /// Writes `hwx` with its `deferred` weight banks packed as they are written: in memory
+    /// below [`STAGE_ON_DISK`] bytes, else into a temporary file bank by bank (each packed
+    /// into a reused buffer, then written at its place), the symbols named and the head
+    /// written last. `file` names the input in errors.
     pub fn write_deferred(hwx: &mut Hwx, deferred: &Deferred, dir: Option<&Path>, file: &str) -> Result<Staged, Error> {
         let codegen = |source| Error::Codegen { file: file.to_string(), source };
         if deferred.is_empty() {
@@ -73,19 +74,26 @@ impl Staged {
         }
         let (head_len, total) = {
             let p = hwx_pieces(hwx).map_err(codegen)?;
-            (p.head.len(), usize::try_from(p.len()).unwrap_or(usize::MAX))
+            (p.head.len(), p.len())
         };
-        let mut write = |out: &mut [u8]| fill(out, head_len, hwx, deferred, file);
-        if (total as u64) < STAGE_ON_DISK {
-            let mut v = vec![0; total];
-            write(&mut v)?;
+        if total < STAGE_ON_DISK {
+            let mut v = vec![0; usize::try_from(total).unwrap_or(0)];
+            fill(&mut v, head_len, hwx, deferred, file)?;
             return Ok(Staged { bytes: SharedBytes::from_vec(v), temp: None });
         }
         let dir = dir.map_or_else(std::env::temp_dir, Path::to_path_buf);
         let tmp = temporary_in(&dir)?;
-        let (bytes, filled) =
-            anec_ir::mil::fill_file(tmp.as_file(), total, write).map_err(|e| Error::io(tmp.path(), e))?;
-        filled?;
+        let io = |e| Error::io(tmp.path(), e);
+        tmp.as_file().set_len(total).map_err(io)?;
+        write_banks(tmp.as_file(), head_len as u64, hwx, deferred, file).map_err(|e| e.at(tmp.path()))?;
+        let head = hwx_pieces(hwx).map_err(codegen)?.head;
+        if head.len() != head_len {
+            return Err(codegen(anec_codegen::CodegenError::Invalid(
+                "the head changed length when the weight symbols were named".into(),
+            )));
+        }
+        write_at(tmp.as_file(), &head, 0).map_err(io)?;
+        let bytes = anec_ir::mil::map_file(tmp.as_file()).map_err(io)?;
         Ok(Staged { bytes, temp: Some(Arc::new(tmp.into_temp_path())) })
     }
 
@@ -136,4 +144,66 @@ fn fill(out: &mut [u8], head_len: usize, hwx: &mut Hwx, deferred: &Deferred, fil
     }
     head.copy_from_slice(&p.head);
     Ok(())
+}
+
+/// A failure of [`write_banks`]: the file's, or the packing's.
+enum BankError {
+    Io(std::io::Error),
+    Other(Error),
+}
+
+impl BankError {
+    fn at(self, path: &Path) -> Error {
+        match self {
+            BankError::Io(e) => Error::io(path, e),
+            BankError::Other(e) => e,
+        }
+    }
+}
+
+/// Writes the `__const` section at `const_off` of the file: its own bytes around the banks,
+/// then each bank as it is packed (its symbols named).
+fn write_banks(
+    f: &std::fs::File,
+    const_off: u64,
+    hwx: &mut Hwx,
+    deferred: &Deferred,
+    file: &str,
+) -> Result<(), BankError> {
+    let consts = hwx.consts.clone();
+    let mut at = 0;
+    for bank in deferred.ranges().chain(std::iter::once(consts.len()..consts.len())) {
+        if let Some(gap) = consts.get(at..bank.start.max(at)) {
+            write_at(f, gap, const_off + at as u64).map_err(BankError::Io)?;
+        }
+        at = at.max(bank.end);
+    }
+    let mut failed = None;
+    let packed =
+        deferred.pack_each(&mut hwx.const_symbols, |at, bytes| match write_at(f, bytes, const_off + at as u64) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        });
+    if let Some(e) = failed {
+        return Err(BankError::Io(e));
+    }
+    packed.map_err(|source| BankError::Other(Error::Backend { file: file.to_string(), source }))
+}
+
+/// Writes `bytes` at `offset` of `f`.
+fn write_at(f: &std::fs::File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::write_all_at(f, bytes, offset)
+    }
+    #[cfg(not(unix))]
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = f;
+        f.seek(SeekFrom::Start(offset))?;
+        f.write_all(bytes)
+    }
 }
