@@ -145,7 +145,8 @@ mod tests {
     fn bank(cout: u32, cin: u32, seed: u32) -> Bank {
         let bytes: Vec<u8> =
             (0..cout * cin).flat_map(|i| half::f16::from_f32((i ^ seed) as f32 / 64.0).to_le_bytes()).collect();
-        let kernel = Kernel { fmt: DType::F16, bytes: bytes.into(), cout, cin_g: cin, kh: 1, kw: 1 };
+        let kernel =
+            Kernel { fmt: DType::F16, source: DType::F16, bytes: bytes.into(), cout, cin_g: cin, kh: 1, kw: 1 };
         let packing = Packing { groups: 1, channels: 0..cout, ocg_size: weights::ocg_size(cout, 1), sparse: false };
         Bank { kernel, bias: Some((0..cout as u16).collect()), packing }
     }

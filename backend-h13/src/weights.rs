@@ -40,13 +40,15 @@ const ACCUMULATOR_BUDGET: u64 = 4096;
 const SPARSE_LANES: u32 = 4;
 const SPARSE_SLOT_1X1: u32 = 2;
 
-/// A convolution kernel in the engine's format, `[cout][cin_g][kh][kw]`.
+/// A convolution kernel, `[cout][cin_g][kh][kw]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Kernel {
-    /// Element type of the coefficients (fp16, u8 or i8).
+    /// Element type of the coefficients in the engine's format (fp16, u8 or i8).
     pub fmt: DType,
-    /// The coefficients, little-endian, output-channel-major: the blob's own bytes when
-    /// they are in the kernel format already (no copy), else the converted ones.
+    /// How `bytes` stores them: `fmt`, or fp32 for an fp16 kernel, converted once as it
+    /// is packed (no converted copy of the kernel is ever held).
+    pub source: DType,
+    /// The coefficients, little-endian, output-channel-major: the blob's own bytes.
     pub bytes: SharedBytes,
     /// Output channels (all groups).
     pub cout: u32,
@@ -62,9 +64,9 @@ impl Kernel {
     /// The kernel of `cout` output channels of `cin_g` x `kh` x `kw` stored in `blob`,
     /// converted to the kernel format.
     pub fn from_blob(blob: &Blob, cout: u32, cin_g: u32, kh: u32, kw: u32) -> Result<Kernel, BackendError> {
-        let (fmt, bytes) = convert(blob)?;
-        let k = Kernel { fmt, bytes, cout, cin_g, kh, kw };
-        let need = k.taps() * u64::from(cout) * fmt.size() as u64;
+        let fmt = if blob.dtype == DType::F32 { DType::F16 } else { blob.dtype };
+        let k = Kernel { fmt, source: blob.dtype, bytes: blob.bytes.clone(), cout, cin_g, kh, kw };
+        let need = k.taps() * u64::from(cout) * k.source.size() as u64;
         if need != k.bytes.len() as u64 {
             let (have, shape) = (k.bytes.len(), format!("{cout}x{cin_g}x{kh}x{kw}"));
             return Err(BackendError::Internal(format!("{have} weight bytes for a {shape} kernel")));
@@ -77,12 +79,24 @@ impl Kernel {
         u64::from(self.cin_g) * u64::from(self.kh) * u64::from(self.kw)
     }
 
+    /// The kernel with its coefficients in the engine's format (an fp32 source converted
+    /// whole; for the paths that read single coefficients).
+    pub fn in_format(&self) -> Kernel {
+        if self.source == self.fmt {
+            return self.clone();
+        }
+        let mut bytes = vec![0; self.bytes.len() / 4 * 2];
+        f32_to_f16(&self.bytes, &mut bytes);
+        Kernel { source: self.fmt, bytes: bytes.into(), ..self.clone() }
+    }
+
     /// Multiplies output channel `c`'s coefficients by `scale[c]` (fp16 kernels only:
     /// a per-channel gain folded into the weights).
     pub fn scale_channels(&mut self, scale: &[f64]) -> Result<(), BackendError> {
         if self.fmt != DType::F16 || scale.len() != self.cout as usize {
             return Err(BackendError::Internal("per-channel scale of a non-fp16 or mis-sized kernel".into()));
         }
+        *self = self.in_format();
         let per = self.taps() as usize * 2;
         let mut bytes = self.bytes.to_vec();
         for (ch, s) in bytes.chunks_mut(per.max(1)).zip(scale) {
@@ -153,37 +167,12 @@ pub fn blocks(n: u32, ocg: u32, ne: u32) -> Vec<Range<u32>> {
     out
 }
 
-/// Converts the blob to the engine's kernel format (fp32 once to fp16; the others shared).
-fn convert(blob: &Blob) -> Result<(DType, SharedBytes), BackendError> {
-    match blob.dtype {
-        DType::F16 | DType::U8 | DType::I8 => Ok((blob.dtype, blob.bytes.clone())),
-        DType::F32 => {
-            let to_f16 = |out: &mut [u8]| {
-                for (h, c) in out.chunks_exact_mut(2).zip(blob.bytes.chunks_exact(4)) {
-                    h.copy_from_slice(&f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes());
-                }
-            };
-            let len = blob.bytes.len() / 4 * 2;
-            // A large kernel is kept in an unnamed temporary file until it is packed (its
-            // pages can leave memory, `ir::mil::spill`); the fp32 source is then let go.
-            let out = match len >= SPILL_KERNEL {
-                true => anec_ir::mil::spill(len, to_f16).ok(),
-                false => None,
-            };
-            let out = out.unwrap_or_else(|| {
-                let mut v = vec![0; len];
-                to_f16(&mut v);
-                v.into()
-            });
-            blob.bytes.release();
-            out.release();
-            Ok((DType::F16, out))
-        }
+/// Little-endian fp32 values as fp16, as many as `out` holds.
+fn f32_to_f16(src: &[u8], out: &mut [u8]) {
+    for (h, c) in out.chunks_exact_mut(2).zip(src.chunks_exact(4)) {
+        h.copy_from_slice(&f16::from_f32(f32::from_le_bytes([c[0], c[1], c[2], c[3]])).to_le_bytes());
     }
 }
-
-/// Converted kernels at least this large are spilled to a temporary file.
-const SPILL_KERNEL: usize = 1 << 20;
 
 /// Packs `k` (with `bias`, fp16 bits per output channel, inline) as `p` says.
 pub fn bank(k: &Kernel, bias: Option<&[u16]>, p: &Packing) -> Result<WeightBank, BackendError> {
@@ -208,7 +197,7 @@ pub fn bank_into(
         return Err(BackendError::Internal("a bank written at an unaligned offset".into()));
     }
     let Some(plan) = dense_plan(k, bias, p)? else {
-        let ranges = sparse_chunks(k, bias, p, &ne_blocks(p), out)?;
+        let ranges = sparse_chunks(&k.in_format(), bias, p, &ne_blocks(p), out)?;
         release_packed(k, p);
         return Ok(ranges);
     };
@@ -311,7 +300,7 @@ pub fn pack_dense(
 /// Lets the kernel rows just packed leave memory (a mapped weight file's pages): each
 /// weight is read once, so a model's weights need not all be resident at the end.
 fn release_packed(k: &Kernel, p: &Packing) {
-    let row = k.taps() as usize * k.fmt.size();
+    let row = k.taps() as usize * k.source.size();
     let (start, end) = (p.channels.start as usize * row, p.channels.end as usize * row);
     if p.groups == 1 {
         k.bytes.slice(start..end).inspect(SharedBytes::release);
@@ -466,9 +455,21 @@ fn push_bias(out: &mut impl Sink, bias: Option<&[u16]>, chans: &Range<u32>) {
 fn dense_block(out: &mut impl Sink, k: &Kernel, bias: Option<&[u16]>, chans: Range<u32>) {
     push_bias(out, bias, &chans);
     let size = k.fmt.size();
-    let row = k.taps() as usize * size;
+    let (row, stored) = (k.taps() as usize * size, k.taps() as usize * k.source.size());
     let all: &[u8] = &k.bytes;
-    let rows: Vec<&[u8]> = chans.map(|oc| all.get(oc as usize * row..(oc as usize + 1) * row).unwrap_or(&[])).collect();
+    let converted: Vec<u8>;
+    let (all, first) = if k.source == k.fmt {
+        (all, chans.start as usize)
+    } else {
+        // An fp32 source: the block's rows converted here, once.
+        let src = all.get(chans.start as usize * stored..chans.end as usize * stored).unwrap_or_default();
+        let mut v = vec![0; chans.len() * row];
+        f32_to_f16(src, &mut v);
+        converted = v;
+        (converted.as_slice(), 0)
+    };
+    let rows: Vec<&[u8]> =
+        (first..first + chans.len()).map(|oc| all.get(oc * row..(oc + 1) * row).unwrap_or(&[])).collect();
     let dst = out.next(rows.len() * row);
     match size {
         1 => transpose::<1>(dst, &rows),
@@ -550,7 +551,7 @@ mod tests {
         let bytes = (0..cout)
             .flat_map(|oc| (0..taps).map(move |t| (oc, t)))
             .flat_map(|(oc, t)| f16::from_f32(value(oc, t)).to_le_bytes());
-        Kernel { fmt: DType::F16, bytes: bytes.collect(), cout, cin_g, kh: k, kw: k }
+        Kernel { fmt: DType::F16, source: DType::F16, bytes: bytes.collect(), cout, cin_g, kh: k, kw: k }
     }
 
     fn halves(b: &[u8]) -> Vec<f32> {
@@ -645,9 +646,14 @@ mod tests {
 
     #[test]
     fn fp32_converts_to_fp16_and_sizes_are_checked() {
-        let blob = Blob { dtype: DType::F32, bytes: 3.0f32.to_le_bytes().to_vec().into() };
-        let k = Kernel::from_blob(&blob, 1, 1, 1, 1).unwrap();
-        assert_eq!((k.fmt, &k.bytes[..]), (DType::F16, &[0x00, 0x42][..]));
-        assert!(Kernel::from_blob(&blob, 2, 1, 1, 1).is_err());
+        let values = [3.0f32, -1.0, 0.5, 2.0, 1.0, 4.0];
+        let blob = Blob { dtype: DType::F32, bytes: values.iter().flat_map(|v| v.to_le_bytes()).collect() };
+        let k = Kernel::from_blob(&blob, 2, 3, 1, 1).unwrap();
+        assert_eq!((k.fmt, k.source), (DType::F16, DType::F32));
+        assert_eq!(halves(&k.in_format().bytes), values);
+        // Packed as the same kernel stored in fp16 is.
+        let f16k = kernel(2, 3, 1, |oc, tap| values[oc as usize * 3 + tap as usize]);
+        assert_eq!(bank(&k, None, &all(2, 0)).unwrap(), bank(&f16k, None, &all(2, 0)).unwrap());
+        assert!(Kernel::from_blob(&blob, 3, 1, 1, 1).is_err());
     }
 }

@@ -266,7 +266,7 @@ mod tests {
 
     /// A 1x1 fp16 kernel of `cin` -> `cout`.
     fn kernel_of(cin: u32, cout: u32) -> Kernel {
-        Kernel { fmt: DType::F16, bytes: Vec::new().into(), cout, cin_g: cin, kh: 1, kw: 1 }
+        Kernel { fmt: DType::F16, source: DType::F16, bytes: Vec::new().into(), cout, cin_g: cin, kh: 1, kw: 1 }
     }
 
     /// `conv_probe_k1_c1024_n1024_s16`: 0x80300 of input and 0x80000 of result exceed
