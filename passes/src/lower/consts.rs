@@ -155,9 +155,11 @@ fn expand<const W: usize>(
         }
     };
     let len = n * W;
-    // A large weight goes to an unnamed temporary file, whose pages leave memory once packed.
+    // A large weight goes to an unnamed temporary file and its pages leave memory at once:
+    // the packing reads them back from the page cache.
     if len >= SPILL {
         if let Ok(b) = anec_ir::mil::spill(len, fill) {
+            b.release();
             return b;
         }
     }
