@@ -10,6 +10,7 @@
 
 pub mod attr;
 pub mod diagnostic;
+pub mod hints;
 pub mod mil;
 pub mod module;
 pub mod opcode;

@@ -118,7 +118,13 @@ pub struct Module {
     pub ops: Vec<Op>,
     /// Weight blobs by name.
     pub resources: BTreeMap<String, Blob>,
+    /// Where each value's producer was last seen ([`Module::producer`]; not part of the
+    /// module's content: a clone starts without, and modules compare equal without).
+    pub hints: crate::hints::ProducerHints,
 }
+
+/// Ops [`Module::producer`] looks back through before it notes every op's results.
+const RECENT: usize = 16;
 
 impl Module {
     /// An empty module with a name.
@@ -139,11 +145,34 @@ impl Module {
         self.values.get(id.index()).map(|v| &v.ty)
     }
 
-    /// The op defining a value, if it is not a module input. The search runs from the
-    /// last op back (a value has one producer, and the ops asked about are most often
-    /// recent ones: a lowering asks about what it just emitted).
+    /// The op defining a value, if it is not a module input: where [`Module::hints`] last
+    /// saw it when that op still defines it (a value has one producer), else among the
+    /// last ops (a lowering asks about what it just emitted), else after noting every op's
+    /// results once (`hints.rs`), so that a pass asking about every value stays linear.
     pub fn producer(&self, id: ValueId) -> Option<&Op> {
-        self.ops.iter().rev().find(|op| op.results.contains(&id))
+        let defines = |i: usize| self.ops.get(i).filter(|op| op.results.contains(&id));
+        if let Some(op) = self.hints.get(id).and_then(defines) {
+            return Some(op);
+        }
+        let n = self.ops.len();
+        if let Some(i) = (n.saturating_sub(RECENT)..n).rev().find(|&i| defines(i).is_some()) {
+            self.hints.set(id, i);
+            return defines(i);
+        }
+        self.hints.rebuild(&self.ops, self.values.len());
+        self.hints.get(id).and_then(defines)
+    }
+
+    /// How many times each value is read, by value index (one pass over the ops: for a
+    /// pass that asks of every value, where [`Module::users`] would search each time).
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.values.len()];
+        for v in self.ops.iter().flat_map(|op| &op.operands) {
+            if let Some(c) = counts.get_mut(v.index()) {
+                *c += 1;
+            }
+        }
+        counts
     }
 
     /// The ops reading a value.

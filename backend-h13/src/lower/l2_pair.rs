@@ -50,13 +50,14 @@ pub struct Plan {
 /// next group's planar-engine op, as its second operand.
 pub fn plan(m: &Module, groups: &[Group]) -> Plan {
     let mut p = Plan::default();
+    let uses = m.use_counts();
     for pair in groups.windows(2) {
         let (Some(prod), Some(cons)) = (m.ops.get(pair[0].head), m.ops.get(pair[1].head)) else { continue };
         // (The consumer may carry a fused ReLU: the planar engine's ReLU bit.)
         let alone = |g: &Group| g.goc.is_none() && g.neuron.is_none();
         let consumer_alone = pair[1].goc.is_none();
         let Some(&v) = prod.results.first() else { continue };
-        let only_reader = m.users(v).count() == 1 && !m.outputs.iter().any(|o| o.value == v);
+        let only_reader = uses.get(v.index()) == Some(&1) && !m.outputs.iter().any(|o| o.value == v);
         let second = cons.opcode == OpCode::ScaledElementwise && cons.operands.get(1) == Some(&v);
         if !(alone(&pair[0]) && consumer_alone && only_reader && second) {
             continue;

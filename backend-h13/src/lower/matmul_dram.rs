@@ -34,8 +34,9 @@ pub fn plan(m: &Module, groups: &[Group], bufs: &mut Buffers) {
         let reader = groups.get(i + 1).filter(|c| c.swap.is_some()).and_then(|c| m.ops.get(c.head));
         let conv = reader
             .filter(|c| c.opcode == OpCode::Conv && c.operands.first() == Some(&v) && super::matmul::pointwise(c));
-        let lone = super::matmul_source::lone(g) && super::matmul_source::sole(m, v);
-        if conv.is_none() || !lone || !super::matmul::is_prep(m, prep) || super::matmul::fits(m, prep) {
+        // (The cheap tests first: `sole` looks through the module.)
+        let lone = || super::matmul_source::lone(g) && super::matmul_source::sole(m, v);
+        if conv.is_none() || !lone() || !super::matmul::is_prep(m, prep) || super::matmul::fits(m, prep) {
             continue;
         }
         let Some(s) = bufs.surfaces.get_mut(&v).filter(|s| s.ty.c.is_multiple_of(INTERLEAVE)) else { continue };

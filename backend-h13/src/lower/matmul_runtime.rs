@@ -190,12 +190,13 @@ fn plan_of(m: &Module, op: &Op) -> Option<Plan> {
 /// own regions (yᵀ, y's staging) go after that place and must fit the L2 with it.
 pub fn kept_products(m: &Module, groups: &[Group]) -> BTreeMap<ValueId, KeptValue> {
     let mut kept = BTreeMap::new();
+    let uses = m.use_counts();
     for pair in groups.windows(2) {
         let (g, next) = (&pair[0], &pair[1]);
         let (Some(op), Some(reader)) = (m.ops.get(g.head), m.ops.get(next.head)) else { continue };
         let Some(&v) = m.ops.get(g.last()).and_then(|o| o.results.first()) else { continue };
         let lone = g.neuron.is_none() && g.swap.is_none() && next.goc.is_none() && next.neuron.is_none();
-        let sole = m.users(v).count() == 1 && !m.outputs.iter().any(|o| o.value == v);
+        let sole = uses.get(v.index()) == Some(&1) && !m.outputs.iter().any(|o| o.value == v);
         let reads = reader.operands.first() == Some(&v);
         if op.opcode != OpCode::Matmul || !lone || !sole || !reads {
             continue;

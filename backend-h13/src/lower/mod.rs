@@ -123,9 +123,11 @@ pub fn lower_group(
     // A regime-B matmul's x^T through memory, 8 channels interleaved.
     matmul_dram::apply(m, g, &mut tasks, bufs);
     // A softmax whose result is a runtime matmul's x writes it as that matmul's kernel.
-    if let (OpCode::Softmax, Some(mm), Some(t)) = (head.opcode, m.users(*result).next(), tasks.last_mut()) {
-        if let Some(b) = matmul_runtime::kernel_from_producer(m, mm) {
-            matmul_runtime::write_kernel(m, t, mm, bufs, b)?;
+    if head.opcode == OpCode::Softmax {
+        if let (Some(mm), Some(t)) = (m.users(*result).next(), tasks.last_mut()) {
+            if let Some(b) = matmul_runtime::kernel_from_producer(m, mm) {
+                matmul_runtime::write_kernel(m, t, mm, bufs, b)?;
+            }
         }
     }
     Ok(tasks)

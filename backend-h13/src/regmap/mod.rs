@@ -34,9 +34,19 @@ impl Field {
     }
 }
 
-/// Looks a field up by its full or short name.
+/// Looks a field up by its full or short name (the first field of [`FIELDS`] that has it).
 pub fn lookup(name: &str) -> Option<&'static Field> {
-    FIELDS.iter().find(|f| f.name == name || f.short_name() == name)
+    static BY_NAME: std::sync::OnceLock<std::collections::HashMap<&'static str, &'static Field>> =
+        std::sync::OnceLock::new();
+    let by_name = BY_NAME.get_or_init(|| {
+        let mut map = std::collections::HashMap::new();
+        for f in FIELDS.iter() {
+            map.entry(f.name).or_insert(f);
+            map.entry(f.short_name()).or_insert(f);
+        }
+        map
+    });
+    by_name.get(name).copied()
 }
 
 /// One register-write block of the v4.2.1 TD.

@@ -59,7 +59,15 @@ impl Parser<'_> {
         }
         let dtypes = referenced_dtypes(&parts.ops);
         let resources = self.resources(parts.blobs, &f.resource_types, &dtypes)?;
-        Ok(Module { name: f.name, values, inputs: f.inputs, outputs: f.outputs, ops: parts.ops, resources })
+        Ok(Module {
+            name: f.name,
+            values,
+            inputs: f.inputs,
+            outputs: f.outputs,
+            ops: parts.ops,
+            resources,
+            hints: Default::default(),
+        })
     }
 
     /// Checks there are as many ports as values and gives each port its value.

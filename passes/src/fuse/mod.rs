@@ -82,9 +82,9 @@ pub struct Fused {
 
 /// The value `next` would take from the group: the result of its last op, when `next`
 /// reads it alone and nothing else needs it.
-fn handed_over(m: &Module, g: &Group, next: &Op) -> bool {
+fn handed_over(m: &Module, uses: &[u32], g: &Group, next: &Op) -> bool {
     let Some(value) = result(m, g.last()) else { return false };
-    let sole_user = m.users(value).count() == 1;
+    let sole_user = uses.get(value.index()) == Some(&1);
     let is_output = m.outputs.iter().any(|p| p.value == value);
     next.operands == [value] && sole_user && !is_output
 }
@@ -107,11 +107,12 @@ fn fill(g: &mut Group, stage: Stage, i: usize) -> bool {
 /// joins it when it is handed the group's result and a rule takes it.
 pub fn group_with(m: &Module, rules: &[&dyn Rule]) -> Fused {
     let mut fused = Fused::default();
+    let uses = m.use_counts();
     let mut i = 0;
     while i < m.ops.len() {
         let mut g = Group { head: i, goc: None, neuron: None, swap: None };
         let mut next = i + 1;
-        while let Some(op) = m.ops.get(next).filter(|op| handed_over(m, &g, op)) {
+        while let Some(op) = m.ops.get(next).filter(|op| handed_over(m, &uses, &g, op)) {
             let Some((name, stage)) = rules.iter().find_map(|r| r.joins(m, &g, op).map(|s| (r.name(), s))) else {
                 break;
             };
