@@ -32,6 +32,10 @@ pub(crate) fn directory_of(path: &Path) -> PathBuf {
 
 /// A new temporary file in `dir` (created if missing), deleted unless persisted.
 pub(crate) fn temporary_in(dir: &Path) -> Result<tempfile::NamedTempFile, Error> {
+    if dir.exists() && !dir.is_dir() {
+        let e = io::Error::new(io::ErrorKind::NotADirectory, "the output directory is a file, not a directory");
+        return Err(Error::io(dir, e));
+    }
     std::fs::create_dir_all(dir).map_err(|e| Error::io(dir, e))?;
     let mut b = tempfile::Builder::new();
     b.prefix(".anec-");

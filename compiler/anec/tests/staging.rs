@@ -69,3 +69,20 @@ fn staged_and_in_memory_programs_are_the_same_bytes() {
     let read = anec_codegen::read_hwx(again.hwx_file()).unwrap();
     assert_eq!(read.consts, again.hwx.consts);
 }
+
+#[test]
+fn an_output_directory_that_is_a_file_is_refused_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    write_model(dir.path());
+    let not_a_dir = dir.path().join("out");
+    std::fs::write(&not_a_dir, b"x").unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_anec"))
+        .args(["compile", dir.path().join("model.mil").to_str().unwrap(), "-o", not_a_dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(not_a_dir.to_str().unwrap()) && stderr.contains("is a file"), "{stderr}");
+    assert_eq!(std::fs::read(&not_a_dir).unwrap(), b"x", "left as it was");
+    assert_eq!(entries(dir.path()), ["model.mil", "out", "weights"], "nothing written beside it");
+}
