@@ -473,8 +473,43 @@ fn dense_block(out: &mut impl Sink, k: &Kernel, bias: Option<&[u16]>, chans: Ran
     let dst = out.next(rows.len() * row);
     match size {
         1 => transpose::<1>(dst, &rows),
-        2 => transpose::<2>(dst, &rows),
+        2 => transpose_halves(dst, &rows),
         _ => transpose::<4>(dst, &rows),
+    }
+}
+
+/// [`transpose`] of 2-byte elements: whole 8 x 8 tiles (8 rows, 8 elements of each) are
+/// turned in registers and written as 16-byte runs; the rows and columns that do not fill a
+/// tile go through [`transpose`]'s path (the result is the same).
+fn transpose_halves(dst: &mut [u8], rows: &[&[u8]]) {
+    const T: usize = 8;
+    let (n, width) = (rows.len(), rows.len() * 2);
+    let taps = if n == 0 { 0 } else { dst.len() / width };
+    let (full_rows, full_taps) = (n - n % T, taps - taps % T);
+    if full_rows < n || full_taps < taps {
+        transpose::<2>(dst, rows);
+        if full_rows == 0 || full_taps == 0 {
+            return;
+        }
+    }
+    for c0 in (0..full_taps).step_by(T) {
+        for (g, group) in rows[..full_rows].chunks_exact(T).enumerate() {
+            let mut tile = [[0u16; T]; T];
+            for (i, row) in group.iter().enumerate() {
+                let Some(src) = row.get(c0 * 2..c0 * 2 + 2 * T) else { continue };
+                for (j, v) in src.chunks_exact(2).enumerate() {
+                    tile[j][i] = u16::from_le_bytes([v[0], v[1]]);
+                }
+            }
+            for (j, column) in tile.iter().enumerate() {
+                let at = (c0 + j) * width + g * T * 2;
+                if let Some(out) = dst.get_mut(at..at + 2 * T) {
+                    for (o, v) in out.chunks_exact_mut(2).zip(column) {
+                        o.copy_from_slice(&v.to_le_bytes());
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -635,6 +670,23 @@ mod tests {
         let c1 = &b.chunks[1];
         // Channel 1's coefficient of input 0 is zero: an empty mask, no value.
         assert_eq!(&c1[2..10], &[6, 0, 0, 0, 0, 1, 0x00, 0x40]);
+    }
+
+    /// The 8 x 8 tiles of 2-byte elements give what the element-by-element path gives,
+    /// whole tiles or not.
+    #[test]
+    fn tiled_halves_transpose_as_the_plain_path_does() {
+        for (n, taps) in [(8, 8), (32, 2048), (16, 24), (5, 8), (8, 5), (13, 29), (1, 1), (40, 17)] {
+            let data: Vec<Vec<u8>> = (0..n).map(|r| (0..taps * 2).map(|i| (r * 31 + i * 7) as u8).collect()).collect();
+            let rows: Vec<&[u8]> = data.iter().map(Vec::as_slice).collect();
+            let (mut tiled, mut plain) = (vec![0u8; n * taps * 2], vec![0u8; n * taps * 2]);
+            transpose_halves(&mut tiled, &rows);
+            transpose::<2>(&mut plain, &rows);
+            assert_eq!(tiled, plain, "{n} rows of {taps}");
+            if n > 1 {
+                assert_eq!(&plain[2..4], &data[1][0..2], "element 0 of row 1 comes second");
+            }
+        }
     }
 
     #[test]
