@@ -154,17 +154,22 @@ fn expand<const W: usize>(
             slots.by_ref().zip(indices).for_each(|(s, i)| s.copy_from_slice(&entry(i as usize)));
         }
     };
-    let len = n * W;
-    // A large weight goes to an unnamed temporary file and its pages leave memory at once:
-    // the packing reads them back from the page cache.
+    produce(n * W, fill)
+}
+
+/// `len` bytes of a weight that `fill` writes: a large one in an unnamed temporary file
+/// whose pages leave memory at once (the packing reads them back from the page cache),
+/// a small one in memory.
+fn produce(len: usize, fill: impl FnOnce(&mut [u8])) -> SharedBytes {
+    let mut fill = Some(fill);
     if len >= SPILL {
-        if let Ok(b) = anec_ir::mil::spill(len, fill) {
+        if let Ok(b) = anec_ir::mil::spill(len, |out| fill.take().into_iter().for_each(|f| f(out))) {
             b.release();
             return b;
         }
     }
     let mut out = vec![0; len];
-    fill(&mut out);
+    fill.into_iter().for_each(|f| f(&mut out));
     out.into()
 }
 
@@ -214,8 +219,12 @@ fn lut_ios18(indices: &Tensor, lut: &Tensor, vector_axis: Option<i64>, dtype: Sc
 }
 
 fn sparse_to_dense(cx: &Cx<'_, '_>, dtype: ScalarType) -> LResult<Tensor> {
-    let nonzero = floats(&*cx.req_konst("nonzero_data")?, "nonzero_data")?;
+    let nonzero_t = cx.req_konst("nonzero_data")?;
     let mask = cx.req_konst("mask")?;
+    if let Some(t) = sparse_stored(&nonzero_t, &mask, cx.ints("shape")?, dtype) {
+        return t;
+    }
+    let nonzero = floats(&nonzero_t, "nonzero_data")?;
     let (shape, bits) = match cx.ints("shape")? {
         Some(shape) => {
             let shape: Vec<u64> = shape.iter().map(|&d| d.max(0) as u64).collect();
@@ -241,6 +250,54 @@ fn sparse_to_dense(cx: &Cx<'_, '_>, dtype: ScalarType) -> LResult<Tensor> {
         return Err(Fail::Msg("`nonzero_data` holds more values than `mask` sets".into()));
     }
     Ok(Tensor::floats(dtype, shape, out))
+}
+
+/// [`sparse_to_dense`] of fp16 or fp32 `nonzero_data` as the blob stores it, of the result's
+/// type, and a mask of packed bits (the iOS16 `uint8` form with `shape`, or the iOS18
+/// `uint1` mask): the result's bytes written straight from them, no f32 copy. `None` for
+/// the other forms.
+fn sparse_stored(
+    nonzero: &Tensor,
+    mask: &Tensor,
+    shape: Option<Vec<i64>>,
+    dtype: ScalarType,
+) -> Option<LResult<Tensor>> {
+    let src =
+        nonzero.raw().filter(|_| nonzero.dtype == dtype && matches!(dtype, ScalarType::Fp16 | ScalarType::Fp32))?;
+    let bits = mask.packed()?;
+    let shape: Vec<u64> = match shape {
+        Some(s) if mask.dtype == ScalarType::Uint8 => s.iter().map(|&d| d.max(0) as u64).collect(),
+        None if mask.dtype == ScalarType::Uint1 => mask.shape.clone(),
+        _ => return None,
+    };
+    let Some(n) = count(&shape) else { return Some(Err(Fail::Msg("the shape is too large".into()))) };
+    if bits.len().saturating_mul(8) < n {
+        return Some(Err(Fail::Msg(format!("`mask` holds {} bytes, {n} elements need more", bits.len()))));
+    }
+    let w = if dtype == ScalarType::Fp16 { 2 } else { 4 };
+    // The set bits among the first n.
+    let whole: usize = bits.get(..n / 8).unwrap_or_default().iter().map(|b| b.count_ones() as usize).sum();
+    let part = bits.get(n / 8).map_or(0, |&b| (u32::from(b) & ((1u32 << (n % 8)) - 1)).count_ones() as usize);
+    let set = whole + part;
+    if set != src.len() / w {
+        let what = if set > src.len() / w {
+            "sets more elements than `nonzero_data` holds"
+        } else {
+            "sets fewer elements than `nonzero_data` holds"
+        };
+        return Some(Err(Fail::Msg(format!("`mask` {what}"))));
+    }
+    let data = produce(n * w, |out| {
+        let mut values = src.chunks_exact(w);
+        for (i, slot) in out.chunks_exact_mut(w).enumerate() {
+            if bits.get(i / 8).is_some_and(|b| b >> (i % 8) & 1 == 1) {
+                if let Some(v) = values.next() {
+                    slot.copy_from_slice(v);
+                }
+            }
+        }
+    });
+    Some(Ok(Tensor { dtype, shape, data: Data::Raw(data) }))
 }
 
 fn blockwise_shift_scale(cx: &Cx<'_, '_>, dtype: ScalarType) -> LResult<Tensor> {
@@ -479,6 +536,41 @@ mod tests {
 
     /// Indices kept as the blob stores them expand, for every width, to what the
     /// index-by-index definition gives (widths dividing 8 take the byte-wise path).
+    /// Stored fp16 values and a packed mask (both forms) expand to what the value-by-value
+    /// path gives; a mask setting more or fewer elements than there are values is refused.
+    #[test]
+    fn sparse_from_stored_values_and_packed_masks() {
+        let n = 67usize;
+        let bits: Vec<u8> = (0..n.div_ceil(8) as u32).map(|i| (i.wrapping_mul(2654435761) >> 9) as u8).collect();
+        let set = (0..n).filter(|&i| bits[i / 8] >> (i % 8) & 1 == 1).count();
+        let values: Vec<f32> = (0..set).map(|i| i as f32 * 0.5 - 3.0).collect();
+        let raw: Vec<u8> = values.iter().flat_map(|&v| f16::from_f32(v).to_le_bytes()).collect();
+        let nonzero = Tensor { dtype: ScalarType::Fp16, shape: vec![set as u64], data: Data::Raw(raw.clone().into()) };
+        let mut it = values.iter();
+        let want: Vec<f32> =
+            (0..n).map(|i| if bits[i / 8] >> (i % 8) & 1 == 1 { *it.next().unwrap() } else { 0.0 }).collect();
+        let ios16 = Tensor {
+            dtype: ScalarType::Uint8,
+            shape: vec![bits.len() as u64],
+            data: Data::Packed(bits.clone().into()),
+        };
+        let r = sparse_stored(&nonzero, &ios16, Some(vec![n as i64]), ScalarType::Fp16).unwrap().unwrap();
+        assert_eq!((r.shape.clone(), r.as_f32().unwrap()), (vec![n as u64], want.clone()));
+        let ios18 =
+            Tensor { dtype: ScalarType::Uint1, shape: vec![1, n as u64], data: Data::Packed(bits.clone().into()) };
+        let r = sparse_stored(&nonzero, &ios18, None, ScalarType::Fp16).unwrap().unwrap();
+        assert_eq!((r.shape.clone(), r.as_f32().unwrap()), (vec![1, n as u64], want));
+        let short = Tensor { data: Data::Raw(raw[2..].to_vec().into()), ..nonzero.clone() };
+        assert!(sparse_stored(&short, &ios16, Some(vec![n as i64]), ScalarType::Fp16).unwrap().is_err());
+        let long = Tensor { data: Data::Raw([raw.clone(), vec![0, 0]].concat().into()), ..nonzero.clone() };
+        assert!(sparse_stored(&long, &ios16, Some(vec![n as i64]), ScalarType::Fp16).unwrap().is_err());
+        let inline = Tensor { dtype: ScalarType::Uint8, shape: vec![1], data: Data::Int(vec![5]) };
+        assert!(
+            sparse_stored(&nonzero, &inline, Some(vec![3]), ScalarType::Fp16).is_none(),
+            "inline masks take the other path"
+        );
+    }
+
     #[test]
     fn lut_ios16_from_stored_indices_of_every_width() {
         let bytes: Vec<u8> = (0..40u32).map(|i| (i.wrapping_mul(2654435761) >> 13) as u8).collect();
