@@ -62,6 +62,20 @@ impl Deferred {
         self.jobs.iter().map(Job::range)
     }
 
+    /// The parts of a section of `len` bytes that no bank fills (its own bytes: tables,
+    /// vectors, packed banks, padding), in order.
+    pub fn gaps(&self, len: usize) -> Vec<Range<usize>> {
+        let mut at = 0;
+        let mut gaps = Vec::new();
+        for bank in self.ranges().chain(std::iter::once(len..len)) {
+            if bank.start > at {
+                gaps.push(at..bank.start.min(len));
+            }
+            at = at.max(bank.end);
+        }
+        gaps
+    }
+
     /// Packs every bank into its place in `section` (the whole `__const` section, zero
     /// where the banks go) and names their chunks' symbols `K<hash>_ne_<i>`.
     pub fn fill(&self, section: &mut [u8], symbols: &mut [ConstSymbol]) -> Result<(), BackendError> {
@@ -184,6 +198,21 @@ mod tests {
             c.with_table_heads(&[a, b], &[9; 0x80]).unwrap();
         });
         assert_eq!(now, later);
+    }
+
+    #[test]
+    fn the_gaps_are_what_the_banks_leave() {
+        let mut c = ConstSection::deferring(0);
+        c.add_table(&[7; 0x80], 1);
+        c.add_bank(bank(16, 8, 6)).unwrap();
+        c.add_table(&[5; 0x80], 1);
+        let (bytes, _, deferred) = c.finish_deferred();
+        let banks: Vec<_> = deferred.ranges().collect();
+        let gaps = deferred.gaps(bytes.len());
+        assert_eq!(gaps.first(), Some(&(0..0x80)));
+        assert_eq!(gaps.last().map(|g| g.end), Some(bytes.len()));
+        let covered: usize = gaps.iter().chain(&banks).map(|r| r.len()).sum();
+        assert_eq!(covered, bytes.len(), "gaps and banks tile the section");
     }
 
     #[test]

@@ -478,22 +478,18 @@ fn dense_block(out: &mut impl Sink, k: &Kernel, bias: Option<&[u16]>, chans: Ran
     }
 }
 
-/// [`transpose`] of 2-byte elements: whole 8 x 8 tiles (8 rows, 8 elements of each) are
-/// turned in registers and written as 16-byte runs; the rows and columns that do not fill a
-/// tile go through [`transpose`]'s path (the result is the same).
+/// [`transpose`] of 2-byte elements: when the rows and the elements of each come in whole
+/// 8 x 8 tiles, each tile is turned in registers and written as 16-byte runs; otherwise
+/// [`transpose`]'s path (the result is the same).
 fn transpose_halves(dst: &mut [u8], rows: &[&[u8]]) {
     const T: usize = 8;
     let (n, width) = (rows.len(), rows.len() * 2);
     let taps = if n == 0 { 0 } else { dst.len() / width };
-    let (full_rows, full_taps) = (n - n % T, taps - taps % T);
-    if full_rows < n || full_taps < taps {
-        transpose::<2>(dst, rows);
-        if full_rows == 0 || full_taps == 0 {
-            return;
-        }
+    if n == 0 || !n.is_multiple_of(T) || !taps.is_multiple_of(T) {
+        return transpose::<2>(dst, rows);
     }
-    for c0 in (0..full_taps).step_by(T) {
-        for (g, group) in rows[..full_rows].chunks_exact(T).enumerate() {
+    for c0 in (0..taps).step_by(T) {
+        for (g, group) in rows.chunks_exact(T).enumerate() {
             let mut tile = [[0u16; T]; T];
             for (i, row) in group.iter().enumerate() {
                 let Some(src) = row.get(c0 * 2..c0 * 2 + 2 * T) else { continue };

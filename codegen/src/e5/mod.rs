@@ -11,6 +11,11 @@
 
 pub mod check;
 
+// flatc's code, as generated. Its panics cannot fire: each `.unwrap()` follows a
+// `_tab.get(slot, Some(default))`, which returns the default when the slot is absent, so
+// never `None`; each `unreachable!()` is the other arm of an `if let` on the variant just
+// matched (`take_*` of a union). Its `unsafe` reads run on buffers `read_e5` has passed
+// through the FlatBuffer verifier first, or on buffers `write_e5` built.
 #[allow(unsafe_code, missing_docs, unused_imports, dead_code, deprecated, non_camel_case_types)]
 #[allow(clippy::all, clippy::pedantic, clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 #[rustfmt::skip]

@@ -127,13 +127,10 @@ fn fill(out: &mut [u8], head_len: usize, hwx: &mut Hwx, deferred: &Deferred, fil
     let consts = hwx.consts.clone();
     let (head, rest) = out.split_at_mut(head_len.min(out.len()));
     let section = rest.get_mut(..consts.len()).ok_or_else(|| internal("__const does not fit"))?;
-    let mut at = 0;
-    for bank in deferred.ranges().chain(std::iter::once(consts.len()..consts.len())) {
-        let gap = at..bank.start.max(at);
+    for gap in deferred.gaps(consts.len()) {
         if let (Some(dst), Some(src)) = (section.get_mut(gap.clone()), consts.get(gap)) {
             dst.copy_from_slice(src);
         }
-        at = at.max(bank.end);
     }
     deferred
         .fill(section, &mut hwx.const_symbols)
@@ -171,12 +168,10 @@ fn write_banks(
     file: &str,
 ) -> Result<(), BankError> {
     let consts = hwx.consts.clone();
-    let mut at = 0;
-    for bank in deferred.ranges().chain(std::iter::once(consts.len()..consts.len())) {
-        if let Some(gap) = consts.get(at..bank.start.max(at)) {
-            write_at(f, gap, const_off + at as u64).map_err(BankError::Io)?;
+    for gap in deferred.gaps(consts.len()) {
+        if let Some(bytes) = consts.get(gap.clone()) {
+            write_at(f, bytes, const_off + gap.start as u64).map_err(BankError::Io)?;
         }
-        at = at.max(bank.end);
     }
     let mut failed = None;
     let packed =
